@@ -1,0 +1,178 @@
+# flowswitch: userspace packet datapath.
+#
+#   make            build ./build/<cc>/flowswitch (and ./flowswitch link)
+#   make check      unit + replay tests, ends with "N passed, N failed"
+#   make demo       replay the shipped testdata through demo/demo.ini
+#   make valgrind   unit + replay tests under memcheck
+#   make coverage   lcov HTML report + gcovr summary of src/ and backends/
+#   make asan       unit tests built with -fsanitize=address,undefined
+#   make fuzz       libFuzzer harnesses (clang); make fuzz-run FUZZ_TIME=60
+#   make bench      benchmarks (never part of check)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make clean
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+CCNAME := $(notdir $(firstword $(CC)))
+BUILD ?= build/$(CCNAME)
+PREFIX ?= /usr/local
+DESTDIR ?=
+FUZZ_TIME ?= 60
+
+VERSION := 0.1.0
+WARN := -Wall -Wextra -Werror
+CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+OPT ?= -O2 -g
+CFLAGS ?=
+EXTRA_CFLAGS ?=
+ALL_CFLAGS = $(CSTD) $(OPT) $(WARN) -I. -Isrc -DFS_VERSION='"$(VERSION)"' \
+             $(DPDK_DEF) $(CFLAGS) $(EXTRA_CFLAGS)
+LDLIBS_CORE := -lm
+LDLIBS_IO := -lpcap -linih
+LDFLAGS ?=
+
+# DPDK: the backend is compiled when pkg-config finds libdpdk.
+HAVE_DPDK := $(shell pkg-config --exists libdpdk 2>/dev/null && echo yes)
+DPDK_SRC := $(wildcard backends/dpdk/*.c)
+ifeq ($(HAVE_DPDK),yes)
+DPDK_VERSION := $(shell pkg-config --modversion libdpdk)
+DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk)
+DPDK_LIBS := $(shell pkg-config --libs libdpdk)
+ifneq ($(DPDK_SRC),)
+DPDK_DEF := -DHAVE_DPDK
+endif
+endif
+
+CORE_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
+BACKEND_SRC := $(wildcard backends/dummy/*.c backends/pcap/*.c)
+ifeq ($(DPDK_DEF),-DHAVE_DPDK)
+BACKEND_SRC += $(DPDK_SRC)
+endif
+LIB_SRC := $(CORE_SRC) $(BACKEND_SRC)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB := $(BUILD)/libflowswitch.a
+BIN := $(BUILD)/flowswitch
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_HELPER_SRC := $(wildcard tests/unit/helpers/*.c)
+TEST_HELPER_OBJ := $(TEST_HELPER_SRC:%.c=$(BUILD)/%.o)
+
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+
+.PHONY: all deps check unit replay demo valgrind coverage asan fuzz fuzz-run \
+        bench install clean dpdk-status
+
+all: deps dpdk-status $(BIN) flowswitch
+
+deps:
+	@scripts/install-deps --check build
+
+dpdk-status:
+ifeq ($(HAVE_DPDK),yes)
+ifneq ($(DPDK_SRC),)
+	@echo "DPDK: libdpdk $(DPDK_VERSION) found, DPDK backend compiled in"
+else
+	@echo "DPDK: libdpdk $(DPDK_VERSION) found; backends/dpdk has no sources yet, not compiled"
+endif
+else
+	@echo "DPDK: libdpdk not found (apt-get install libdpdk-dev), DPDK backend not compiled"
+endif
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(if $(filter backends/dpdk/%,$<),$(DPDK_CFLAGS)) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/src/main.o $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_IO) $(LDLIBS_CORE) $(if $(DPDK_DEF),$(DPDK_LIBS))
+
+flowswitch: $(BIN)
+	@ln -sf $(BIN) flowswitch
+
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_HELPER_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -MMD -MP -o $@ $< $(TEST_HELPER_OBJ) $(LIB) \
+	    -lcmocka $(LDLIBS_IO) $(LDLIBS_CORE) $(if $(DPDK_DEF),$(DPDK_LIBS))
+
+unit-build: deps $(UNIT_BIN)
+
+check: all
+	@scripts/install-deps --check test
+	@$(MAKE) --no-print-directory unit-build
+	@tests/run-tests --build $(BUILD) --bin $(BIN)
+
+unit: all unit-build
+	@tests/run-tests --build $(BUILD) --bin $(BIN) --only unit
+
+replay: all
+	@tests/run-tests --build $(BUILD) --bin $(BIN) --only replay
+
+demo: all
+	@./$(BIN) replay --out-dir $(BUILD)/demo demo/demo.ini
+
+valgrind: all
+	@scripts/install-deps --check test
+	@$(MAKE) --no-print-directory unit-build
+	@tests/run-tests --build $(BUILD) --bin $(BIN) --valgrind
+
+coverage:
+	@scripts/install-deps --check test
+	@rm -rf build/coverage
+	@$(MAKE) --no-print-directory BUILD=build/coverage OPT="-O0 -g --coverage" \
+	    LDFLAGS="--coverage" all unit-build
+	@tests/run-tests --build build/coverage --bin build/coverage/flowswitch
+	@mkdir -p build/coverage/html
+	@lcov --quiet --capture --directory build/coverage --output-file build/coverage/lcov.info \
+	    --rc lcov_branch_coverage=0 >/dev/null
+	@lcov --quiet --extract build/coverage/lcov.info "$(CURDIR)/src/*" "$(CURDIR)/backends/*" \
+	    --output-file build/coverage/lcov.info >/dev/null
+	@genhtml --quiet build/coverage/lcov.info --output-directory build/coverage/html >/dev/null
+	@echo "coverage: HTML report in build/coverage/html/index.html"
+	@gcovr --root . --object-directory build/coverage --filter src/ --filter backends/ \
+	    --exclude-unreachable-branches --print-summary -o build/coverage/gcovr.txt build/coverage
+	@gcovr --root . --filter src/ --print-summary build/coverage -o /dev/null | tail -3
+
+asan:
+	@$(MAKE) --no-print-directory CC=clang BUILD=build/asan \
+	    OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" all unit-build
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    tests/run-tests --build build/asan --bin build/asan/flowswitch
+
+FUZZ_CFLAGS := $(CSTD) -O1 -g $(WARN) -I. -Isrc -fsanitize=fuzzer,address,undefined
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+
+build/fuzz/%: tests/fuzz/%.c $(CORE_SRC) $(wildcard src/*.h)
+	@mkdir -p build/fuzz
+	clang $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) -lm
+
+fuzz: $(FUZZ_BIN)
+
+fuzz-run: fuzz
+	@set -e; for f in $(FUZZ_BIN); do \
+	    n=$$(basename $$f); mkdir -p build/fuzz/corpus-$$n; \
+	    seeds=tests/fuzz/seeds/$${n#fuzz_}; \
+	    echo "fuzz: $$n for $(FUZZ_TIME) s"; \
+	    $$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 build/fuzz/corpus-$$n \
+	        $$( [ -d $$seeds ] && echo $$seeds ) 2>build/fuzz/$$n.log \
+	        || { tail -50 build/fuzz/$$n.log; exit 1; }; \
+	    grep -E "stat::number_of_executed_units|Done" build/fuzz/$$n.log | tail -2; \
+	done
+
+bench: all
+	@$(MAKE) --no-print-directory -C bench BUILD=$(CURDIR)/$(BUILD) CC="$(CC)"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/flowswitch
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/flowswitch
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/flowswitch/README.md
+
+clean:
+	rm -rf build flowswitch
+
+-include $(LIB_OBJ:.o=.d) $(BUILD)/src/main.d $(UNIT_BIN:=.d)

@@ -1,0 +1,79 @@
+/* config.h: the config file -> ports, datapath knobs and rules.
+ *
+ * The format is INI (parsed with libinih), documented in README.md:
+ *
+ *   [datapath]
+ *   tx-flush-interval = 0
+ *
+ *   [port p0]
+ *   type = pcap
+ *   rx = in.pcap
+ *   caps = tx-ip-csum,tx-l4-csum
+ *
+ *   [rules]
+ *   rule = priority=100,in_port=p0,ip actions=output:p1
+ *
+ * Every error names the file and line: "cfg.ini:12: unknown knob 'foo'".
+ * Ports are numbered in the order they appear, from 0. */
+#ifndef FS_CONFIG_H
+#define FS_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netdev.h"
+
+#define CONFIG_MAX_PORTS 64
+#define CONFIG_MAX_LINE 199 /* longer lines are rejected, not cut */
+
+/* Per-port settings the core (not the backend) uses. */
+struct config_port {
+    char name[NETDEV_NAME_MAX];
+    char type[NETDEV_NAME_MAX];
+    int line;                 /* the [port NAME] line */
+    struct netdev_opt *opts;  /* backend options, in file order (owned) */
+    size_t n_opts;
+    bool caps_set;
+    struct netdev_caps caps;
+    int tx_retries;           /* -1: the datapath default */
+};
+
+struct config_rule {
+    char *text; /* owned */
+    int line;
+};
+
+/* Datapath knobs ([datapath] section). */
+struct dp_knobs {
+    uint32_t tx_flush_interval_us; /* 0..1000000, default 0 */
+    uint32_t tx_retries;           /* default per-port retries, 0..32, default 8 */
+};
+
+struct config {
+    char *path;      /* as given (owned) */
+    char *dir;       /* directory of the file, for relative paths (owned) */
+    struct config_port ports[CONFIG_MAX_PORTS];
+    size_t n_ports;
+    struct config_rule *rules; /* owned */
+    size_t n_rules;
+    struct dp_knobs knobs;
+};
+
+void dp_knobs_default(struct dp_knobs *k);
+
+/* Loads and validates path (including every rule's syntax and port names).
+ * Returns 0, or -1 with "path:line: reason" in err (line omitted for
+ * errors not tied to a line, such as a missing file). On failure cfg is
+ * left empty (config_free is still safe). */
+int config_load(const char *path, struct config *cfg, char *err, size_t errlen);
+
+void config_free(struct config *cfg);
+
+/* Port number of 'name' or -1. */
+int config_port_index(const struct config *cfg, const char *name);
+
+/* The rule_port_lookup_fn over a config's ports (aux = struct config *). */
+int config_rule_port_lookup(void *aux, const char *name);
+
+#endif

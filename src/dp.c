@@ -1,0 +1,487 @@
+/* dp.c: ports, rules and the PMD poll loop. */
+#include "dp.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "flow.h"
+#include "parse.h"
+
+static void dp_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void dp_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Parses cfg's rules into t (which is cleared first). */
+static int dp_load_rules(struct rule_table *t, const struct config *cfg, char *err,
+                         size_t errlen)
+{
+    rule_table_clear(t);
+    for (size_t i = 0; i < cfg->n_rules; i++) {
+        struct rule *r;
+        char why[256];
+        if (rule_parse(cfg->rules[i].text, config_rule_port_lookup, (void *)cfg, &r,
+                       why, sizeof why)) {
+            dp_err(err, errlen, "%s:%d: rule: %s", cfg->path, cfg->rules[i].line, why);
+            rule_table_clear(t);
+            return -1;
+        }
+        r->line = cfg->rules[i].line;
+        rule_table_add(t, r);
+    }
+    return 0;
+}
+
+int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
+              char *err, size_t errlen)
+{
+    struct dp *dp = calloc(1, sizeof *dp);
+    if (!dp) {
+        dp_err(err, errlen, "out of memory");
+        return -1;
+    }
+    dp->knobs = cfg->knobs;
+    dp->cfg_path = cfg->path;
+    fs_clock_init(&dp->clock, FS_CLOCK_MONOTONIC);
+    dp->rules = rule_table_create();
+    if (!dp->rules) {
+        free(dp);
+        dp_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->n_ports; i++) {
+        const struct config_port *cp = &cfg->ports[i];
+        struct dp_port *p = &dp->ports[i];
+        struct netdev_args args = {
+            .opts = cp->opts,
+            .n_opts = cp->n_opts,
+            .base_dir = cfg->dir,
+            .out_dir = out_dir ? out_dir : cfg->dir,
+            .caps_set = cp->caps_set,
+            .caps = cp->caps,
+        };
+        char why[512];
+        p->dev = netdev_open(cp->name, cp->type, &args, why, sizeof why);
+        if (!p->dev) {
+            dp_err(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
+            dp_destroy(dp);
+            return -1;
+        }
+        dp->n_ports = (unsigned)i + 1;
+        snprintf(p->name, sizeof p->name, "%s", cp->name);
+        snprintf(p->type, sizeof p->type, "%s", cp->type);
+        p->port_no = (uint16_t)i;
+        netdev_get_caps(p->dev, &p->caps);
+        p->tx_retries = cp->tx_retries >= 0 ? (unsigned)cp->tx_retries
+                                            : dp->knobs.tx_retries;
+    }
+    if (dp_load_rules(dp->rules, cfg, err, errlen)) {
+        dp_destroy(dp);
+        return -1;
+    }
+    *out = dp;
+    return 0;
+}
+
+void dp_destroy(struct dp *dp)
+{
+    if (!dp)
+        return;
+    for (unsigned i = 0; i < dp->n_ports; i++)
+        netdev_close(dp->ports[i].dev);
+    rule_table_destroy(dp->rules);
+    free(dp);
+}
+
+struct dp_pmd *dp_pmd_create(struct dp *dp)
+{
+    struct dp_pmd *pmd = calloc(1, sizeof *pmd);
+    if (!pmd)
+        return NULL;
+    pmd->dp = dp;
+    uint64_t interval_ns = (uint64_t)dp->knobs.tx_flush_interval_us * FS_NSEC_PER_USEC;
+    for (unsigned i = 0; i < dp->n_ports; i++)
+        txq_init(&pmd->txq[i], dp->ports[i].dev, 0, dp->ports[i].tx_retries,
+                 interval_ns);
+    pkt_batch_init(&pmd->rx);
+    return pmd;
+}
+
+void dp_pmd_flush(struct dp_pmd *pmd)
+{
+    for (unsigned i = 0; i < pmd->dp->n_ports; i++)
+        if (txq_queued(&pmd->txq[i]))
+            txq_flush(&pmd->txq[i], pmd->now);
+}
+
+void dp_pmd_destroy(struct dp_pmd *pmd)
+{
+    if (!pmd)
+        return;
+    dp_pmd_flush(pmd);
+    for (unsigned i = 0; i < pmd->dp->n_ports; i++)
+        txq_purge(&pmd->txq[i], DROP_tx_down);
+    pkt_batch_free(&pmd->rx);
+    free(pmd);
+}
+
+/* Action callbacks: aux is the PMD. */
+static void dp_drop_cb(void *aux, struct pkt *pkt, enum drop_reason reason)
+{
+    struct dp_pmd *pmd = aux;
+    pmd->drops.n[reason]++;
+    pkt_free(pkt);
+}
+
+static void dp_output_cb(void *aux, struct pkt *pkt, uint16_t port)
+{
+    struct dp_pmd *pmd = aux;
+    if (port >= pmd->dp->n_ports || !pmd->dp->ports[port].dev) {
+        dp_drop_cb(pmd, pkt, DROP_tx_down);
+        return;
+    }
+    txq_enqueue(&pmd->txq[port], pkt, pmd->now);
+}
+
+void dp_pmd_process(struct dp_pmd *pmd)
+{
+    struct pkt_batch *b = &pmd->rx;
+    struct flow_key keys[PKT_BATCH_MAX];
+    struct pkt *pkts[PKT_BATCH_MAX];
+    const struct action_list *acts[PKT_BATCH_MAX];
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < b->count; i++) {
+        struct pkt *p = b->pkts[i];
+        if (p->flags & PKT_F_TRUNCATED) {
+            dp_drop_cb(pmd, p, DROP_rx_truncated);
+            continue;
+        }
+        enum parse_result r = parse_pkt(p, &keys[n]);
+        pmd->parse_results[r]++;
+        if (r != PARSE_OK) {
+            dp_drop_cb(pmd, p, DROP_parse_error);
+            continue;
+        }
+        pkts[n++] = p;
+    }
+    pkt_batch_init(b);
+
+    const struct rule_table *rules = pmd->dp->rules;
+    for (unsigned i = 0; i < n; i++) {
+        const struct rule *r = rule_table_lookup(rules, &keys[i], NULL);
+        acts[i] = r ? r->actions : NULL;
+    }
+
+    struct action_ctx ctx = {
+        .aux = pmd,
+        .output = dp_output_cb,
+        .drop = dp_drop_cb,
+        .copies = 0,
+    };
+    for (unsigned i = 0; i < n; i++) {
+        if (!acts[i])
+            dp_drop_cb(pmd, pkts[i], DROP_no_rule);
+        else
+            actions_execute(&ctx, pkts[i], &keys[i], acts[i]);
+    }
+    pmd->copies += ctx.copies;
+}
+
+static void dp_pmd_flush_due(struct dp_pmd *pmd)
+{
+    for (unsigned i = 0; i < pmd->dp->n_ports; i++)
+        if (txq_queued(&pmd->txq[i]))
+            txq_flush_if_due(&pmd->txq[i], pmd->now);
+}
+
+unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
+{
+    struct dp *dp = pmd->dp;
+    unsigned total = 0;
+
+    pmd->now = now;
+    pmd->iterations++;
+    for (unsigned i = 0; i < dp->n_ports; i++) {
+        struct dp_port *port = &dp->ports[i];
+        if (!port->dev || port->rx_done)
+            continue;
+        unsigned nq = port->dev->class->n_rxq(port->dev);
+        for (unsigned q = 0; q < nq; q++) {
+            pkt_batch_init(&pmd->rx);
+            int n = port->dev->class->rxq_recv(port->dev, q, &pmd->rx, now);
+            if (n <= 0)
+                continue;
+            struct dp_port_stats *ps = &pmd->port_stats[i];
+            for (unsigned k = 0; k < pmd->rx.count; k++) {
+                struct pkt *p = pmd->rx.pkts[k];
+                p->in_port = port->port_no;
+                ps->rx_packets++;
+                ps->rx_bytes += p->len;
+            }
+            total += pmd->rx.count;
+            dp_pmd_process(pmd);
+            dp_pmd_flush_due(pmd);
+        }
+    }
+    if (total == 0) {
+        /* An idle PMD never holds packets. */
+        pmd->idle_iterations++;
+        dp_pmd_flush(pmd);
+    }
+    return total;
+}
+
+void dp_port_remove(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                    uint16_t port_no)
+{
+    if (port_no >= dp->n_ports || !dp->ports[port_no].dev)
+        return;
+    for (unsigned i = 0; i < n_pmds; i++) {
+        struct txq *q = &pmds[i]->txq[port_no];
+        txq_flush(q, pmds[i]->now);
+        txq_purge(q, DROP_tx_down);
+        q->dev = NULL;
+    }
+    netdev_close(dp->ports[port_no].dev);
+    dp->ports[port_no].dev = NULL;
+}
+
+int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                 const struct config *cfg, char *err, size_t errlen)
+{
+    /* Validate into a scratch table first so a bad file changes nothing. */
+    struct rule_table *scratch = rule_table_create();
+    if (!scratch) {
+        dp_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = dp_load_rules(scratch, cfg, err, errlen);
+    rule_table_destroy(scratch);
+    if (rc)
+        return -1;
+    for (unsigned i = 0; i < n_pmds; i++)
+        dp_pmd_flush(pmds[i]);
+    return dp_load_rules(dp->rules, cfg, err, errlen);
+}
+
+/* Drops by reason, the PMDs' own plus what their txqs dropped. */
+static void dp_drops(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                     struct drop_stats *d)
+{
+    memset(d, 0, sizeof *d);
+    for (unsigned i = 0; i < n_pmds; i++) {
+        for (int r = 0; r < DROP_N_REASONS; r++) {
+            d->n[r] += pmds[i]->drops.n[r];
+            for (unsigned p = 0; p < dp->n_ports; p++)
+                d->n[r] += pmds[i]->txq[p].stats.dropped[r];
+        }
+    }
+}
+
+void dp_totals(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+               struct dp_totals *t)
+{
+    struct drop_stats d;
+    memset(t, 0, sizeof *t);
+    dp_drops(dp, pmds, n_pmds, &d);
+    t->dropped = drop_stats_total(&d);
+    for (unsigned i = 0; i < n_pmds; i++) {
+        t->copies += pmds[i]->copies;
+        for (unsigned p = 0; p < dp->n_ports; p++) {
+            t->rx += pmds[i]->port_stats[p].rx_packets;
+            t->tx += pmds[i]->txq[p].stats.packets;
+            t->queued += txq_queued(&pmds[i]->txq[p]);
+        }
+    }
+}
+
+int dp_replay(struct dp *dp, struct dp_pmd *pmd)
+{
+    fs_clock_init(&dp->clock, FS_CLOCK_VIRTUAL);
+    for (;;) {
+        uint64_t next = UINT64_MAX;
+        for (unsigned i = 0; i < dp->n_ports; i++) {
+            struct dp_port *port = &dp->ports[i];
+            if (!port->dev || port->rx_done)
+                continue;
+            unsigned nq = port->dev->class->n_rxq(port->dev);
+            bool live = false;
+            for (unsigned q = 0; q < nq; q++) {
+                uint64_t ts;
+                enum netdev_rx_state st = netdev_rxq_peek(port->dev, q, &ts);
+                if (st == NETDEV_RX_READY) {
+                    live = true;
+                    if (ts < next)
+                        next = ts;
+                }
+            }
+            /* A live source (EMPTY) has nothing to replay: done too. */
+            if (!live)
+                port->rx_done = true;
+        }
+        if (next == UINT64_MAX)
+            break;
+        fs_clock_advance(&dp->clock, next);
+        if (dp_pmd_poll(pmd, fs_clock_now(&dp->clock)) == 0) {
+            /* A backend announced a frame it does not deliver: stop rather
+             * than spin. */
+            fprintf(stderr, "flowswitch: replay stalled at t=%" PRIu64 " ns\n", next);
+            break;
+        }
+    }
+    dp_pmd_flush(pmd);
+
+    int rc = 0;
+    for (unsigned i = 0; i < dp->n_ports; i++) {
+        const char *e = dp->ports[i].dev ? netdev_rx_error(dp->ports[i].dev) : NULL;
+        if (e) {
+            fprintf(stderr, "flowswitch: port %s: %s\n", dp->ports[i].name, e);
+            rc = 1;
+        }
+    }
+    return rc;
+}
+
+/* --- summary ------------------------------------------------------------ */
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+struct dp_port_view {
+    uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, tx_dropped, send_calls;
+};
+
+static void dp_port_view(const struct dp *dp, struct dp_pmd *const *pmds,
+                         unsigned n_pmds, unsigned port, struct dp_port_view *v)
+{
+    memset(v, 0, sizeof *v);
+    (void)dp;
+    for (unsigned i = 0; i < n_pmds; i++) {
+        const struct txq_stats *s = &pmds[i]->txq[port].stats;
+        v->rx_packets += pmds[i]->port_stats[port].rx_packets;
+        v->rx_bytes += pmds[i]->port_stats[port].rx_bytes;
+        v->tx_packets += s->packets;
+        v->tx_bytes += s->bytes;
+        v->send_calls += s->send_calls;
+        for (int r = 0; r < DROP_N_REASONS; r++)
+            v->tx_dropped += s->dropped[r];
+    }
+}
+
+void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
+                      unsigned n_pmds, FILE *out, bool json)
+{
+    struct drop_stats d;
+    struct dp_totals t;
+    uint64_t parse[PARSE_N_RESULTS] = {0};
+    dp_drops(dp, pmds, n_pmds, &d);
+    dp_totals(dp, pmds, n_pmds, &t);
+    for (unsigned i = 0; i < n_pmds; i++)
+        for (int r = 0; r < PARSE_N_RESULTS; r++)
+            parse[r] += pmds[i]->parse_results[r];
+    bool conserved = t.rx + t.copies == t.tx + t.dropped + t.queued;
+
+    if (json) {
+        fprintf(out, "{\n  \"flowswitch\": \"%s\",\n  \"config\": ", FS_VERSION);
+        json_str(out, dp->cfg_path ? dp->cfg_path : "");
+        fprintf(out, ",\n  \"ports\": [");
+        for (unsigned p = 0; p < dp->n_ports; p++) {
+            const struct dp_port *port = &dp->ports[p];
+            struct dp_port_view v;
+            struct netdev_stats ns;
+            char caps[256];
+            dp_port_view(dp, pmds, n_pmds, p, &v);
+            netdev_caps_format(&port->caps, caps, sizeof caps);
+            if (port->dev)
+                netdev_get_stats(port->dev, &ns);
+            else
+                memset(&ns, 0, sizeof ns);
+            fprintf(out,
+                    "%s\n    {\"name\": \"%s\", \"port_no\": %u, \"type\": \"%s\", "
+                    "\"caps\": \"%s\", \"rx_packets\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+                    ", \"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
+                    ", \"tx_dropped\": %" PRIu64 ", \"send_calls\": %" PRIu64
+                    ", \"backend\": {\"rx_dropped\": %" PRIu64 ", \"rx_errors\": %" PRIu64
+                    ", \"tx_errors\": %" PRIu64 "}",
+                    p ? "," : "", port->name, port->port_no, port->type, caps,
+                    v.rx_packets, v.rx_bytes, v.tx_packets, v.tx_bytes, v.tx_dropped,
+                    v.send_calls, ns.rx_dropped, ns.rx_errors, ns.tx_errors);
+            const char *e = port->dev ? netdev_rx_error(port->dev) : NULL;
+            if (e) {
+                fprintf(out, ", \"rx_error\": ");
+                json_str(out, e);
+            }
+            fprintf(out, "}");
+        }
+        fprintf(out, "\n  ],\n  \"drops\": {");
+        for (int r = 0; r < DROP_N_REASONS; r++)
+            fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
+                    drop_reason_name((enum drop_reason)r), d.n[r]);
+        fprintf(out, "},\n  \"parse\": {");
+        for (int r = 0; r < PARSE_N_RESULTS; r++)
+            fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
+                    parse_result_name((enum parse_result)r), parse[r]);
+        fprintf(out,
+                "},\n  \"totals\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+                ", \"copies\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"queued\": %" PRIu64
+                "},\n  \"conservation\": %s\n}\n",
+                t.rx, t.tx, t.copies, t.dropped, t.queued, conserved ? "true" : "false");
+        return;
+    }
+
+    fprintf(out, "%-12s %-6s %10s %12s %10s %12s %8s %6s  %s\n", "port", "type",
+            "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "tx_drop", "sends", "caps");
+    for (unsigned p = 0; p < dp->n_ports; p++) {
+        const struct dp_port *port = &dp->ports[p];
+        struct dp_port_view v;
+        char caps[256];
+        dp_port_view(dp, pmds, n_pmds, p, &v);
+        netdev_caps_format(&port->caps, caps, sizeof caps);
+        fprintf(out,
+                "%-12s %-6s %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %12" PRIu64
+                " %8" PRIu64 " %6" PRIu64 "  %s\n",
+                port->name, port->type, v.rx_packets, v.rx_bytes, v.tx_packets,
+                v.tx_bytes, v.tx_dropped, v.send_calls, caps);
+    }
+    fprintf(out, "drops:%s\n", drop_stats_total(&d) ? "" : " none");
+    for (int r = 0; r < DROP_N_REASONS; r++)
+        if (d.n[r])
+            fprintf(out, "  %-18s %10" PRIu64 "  %s\n",
+                    drop_reason_name((enum drop_reason)r), d.n[r],
+                    drop_reason_desc((enum drop_reason)r));
+    for (int r = 1; r < PARSE_N_RESULTS; r++)
+        if (parse[r])
+            fprintf(out, "  parse_error/%-6s %10" PRIu64 "  %s\n",
+                    parse_result_name((enum parse_result)r), parse[r],
+                    parse_result_desc((enum parse_result)r));
+    fprintf(out,
+            "totals: rx %" PRIu64 " + copies %" PRIu64 " = tx %" PRIu64
+            " + dropped %" PRIu64 " + queued %" PRIu64 " (%s)\n",
+            t.rx, t.copies, t.tx, t.dropped, t.queued,
+            conserved ? "conserved" : "NOT CONSERVED");
+}

@@ -1,0 +1,170 @@
+/* flow.c: flow key masks, hashing and formatting. */
+#include "flow.h"
+
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+bool flow_match_masked(const struct flow_key *k, const struct flow_key *match,
+                       const struct flow_mask *mask)
+{
+    const uint64_t *kw = flow_u64(k), *mw = flow_u64(match), *mk = flow_u64(&mask->m);
+    uint64_t diff = 0;
+    for (size_t i = 0; i < FLOW_U64S; i++)
+        diff |= (kw[i] ^ mw[i]) & mk[i];
+    return diff == 0;
+}
+
+void flow_apply_mask(struct flow_key *dst, const struct flow_key *k,
+                     const struct flow_mask *mask)
+{
+    uint64_t *d = flow_u64_rw(dst);
+    const uint64_t *kw = flow_u64(k), *mk = flow_u64(&mask->m);
+    for (size_t i = 0; i < FLOW_U64S; i++)
+        d[i] = kw[i] & mk[i];
+}
+
+void flow_mask_union(struct flow_mask *dst, const struct flow_mask *src)
+{
+    uint64_t *d = flow_u64_rw(&dst->m);
+    const uint64_t *s = flow_u64(&src->m);
+    for (size_t i = 0; i < FLOW_U64S; i++)
+        d[i] |= s[i];
+}
+
+/* Word-at-a-time multiply/xor-shift hash; the final mix is murmur3's. */
+static inline uint64_t flow_hash_step(uint64_t acc, uint64_t w)
+{
+    acc ^= w;
+    acc *= 0x9e3779b97f4a7c15ull;
+    return acc ^ (acc >> 29);
+}
+
+static inline uint32_t flow_hash_finish(uint64_t acc)
+{
+    acc ^= acc >> 33;
+    acc *= 0xff51afd7ed558ccdull;
+    acc ^= acc >> 33;
+    acc *= 0xc4ceb9fe1a85ec53ull;
+    acc ^= acc >> 33;
+    return (uint32_t)acc;
+}
+
+uint32_t flow_hash(const struct flow_key *k, uint32_t basis)
+{
+    const uint64_t *w = flow_u64(k);
+    uint64_t acc = basis ^ 0x243f6a8885a308d3ull;
+    for (size_t i = 0; i < FLOW_U64S; i++)
+        acc = flow_hash_step(acc, w[i]);
+    return flow_hash_finish(acc);
+}
+
+uint32_t flow_hash_masked(const struct flow_key *k, const struct flow_mask *mask,
+                          uint32_t basis)
+{
+    const uint64_t *w = flow_u64(k), *m = flow_u64(&mask->m);
+    uint64_t acc = basis ^ 0x243f6a8885a308d3ull;
+    for (size_t i = 0; i < FLOW_U64S; i++)
+        acc = flow_hash_step(acc, w[i] & m[i]);
+    return flow_hash_finish(acc);
+}
+
+static bool bytes_zero(const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i])
+            return false;
+    return true;
+}
+
+struct fmt_buf {
+    char *p;
+    size_t left;
+    bool first;
+};
+
+static void fmt_add(struct fmt_buf *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void fmt_add(struct fmt_buf *f, const char *fmt, ...)
+{
+    if (f->left <= 1)
+        return;
+    if (!f->first) {
+        *f->p++ = ',';
+        f->left--;
+        *f->p = '\0';
+    }
+    f->first = false;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(f->p, f->left, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= f->left)
+        n = (int)f->left - 1;
+    f->p += n;
+    f->left -= (size_t)n;
+}
+
+static void fmt_mac(struct fmt_buf *f, const char *name, const uint8_t m[6])
+{
+    if (!bytes_zero(m, 6))
+        fmt_add(f, "%s=%02x:%02x:%02x:%02x:%02x:%02x", name, m[0], m[1], m[2],
+                m[3], m[4], m[5]);
+}
+
+static void fmt_ip6(struct fmt_buf *f, const char *name, const uint8_t a[16])
+{
+    char s[INET6_ADDRSTRLEN];
+    if (!bytes_zero(a, 16) && inet_ntop(AF_INET6, a, s, sizeof s))
+        fmt_add(f, "%s=%s", name, s);
+}
+
+static void fmt_ip4(struct fmt_buf *f, const char *name, uint32_t a)
+{
+    char s[INET_ADDRSTRLEN];
+    if (a && inet_ntop(AF_INET, &a, s, sizeof s))
+        fmt_add(f, "%s=%s", name, s);
+}
+
+void flow_format(const struct flow_key *k, char *buf, size_t size)
+{
+    struct fmt_buf f = {buf, size, true};
+    if (size)
+        buf[0] = '\0';
+    fmt_add(&f, "in_port=%u", k->in_port);
+    if (k->tun_id)
+        fmt_add(&f, "tun_id=%llu", (unsigned long long)k->tun_id);
+    fmt_ip6(&f, "tun_src", k->tun_src);
+    fmt_ip6(&f, "tun_dst", k->tun_dst);
+    fmt_mac(&f, "dl_src", k->dl_src);
+    fmt_mac(&f, "dl_dst", k->dl_dst);
+    for (int i = 0; i < 2; i++)
+        if (k->vlan_tpid[i])
+            fmt_add(&f, "vlan%d=0x%04x/%u/pcp%u", i, k->vlan_tpid[i],
+                    k->vlan_tci[i] & FLOW_VLAN_VID_MASK,
+                    k->vlan_tci[i] >> FLOW_VLAN_PCP_SHIFT);
+    fmt_add(&f, "dl_type=0x%04x", k->dl_type);
+    fmt_ip4(&f, "nw_src", k->nw_src);
+    fmt_ip4(&f, "nw_dst", k->nw_dst);
+    fmt_ip6(&f, "ipv6_src", k->ipv6_src);
+    fmt_ip6(&f, "ipv6_dst", k->ipv6_dst);
+    if (k->ipv6_label)
+        fmt_add(&f, "ipv6_label=0x%05x", k->ipv6_label);
+    if (k->nw_proto)
+        fmt_add(&f, "nw_proto=%u", k->nw_proto);
+    if (k->nw_tos)
+        fmt_add(&f, "nw_tos=%u", k->nw_tos);
+    if (k->nw_ttl)
+        fmt_add(&f, "nw_ttl=%u", k->nw_ttl);
+    if (k->nw_frag)
+        fmt_add(&f, "nw_frag=%s", k->nw_frag & FLOW_FRAG_LATER ? "later" : "first");
+    if (k->tp_src || k->tp_dst)
+        fmt_add(&f, "tp_src=%u,tp_dst=%u", k->tp_src, k->tp_dst);
+    if (k->tcp_flags)
+        fmt_add(&f, "tcp_flags=0x%03x", k->tcp_flags);
+    fmt_mac(&f, "arp_sha", k->arp_sha);
+    fmt_mac(&f, "arp_tha", k->arp_tha);
+}

@@ -1,0 +1,226 @@
+/* main.c: the flowswitch command. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backends/dummy/netdev-dummy.h"
+#include "backends/pcap/netdev-pcap.h"
+#include "config.h"
+#include "dp.h"
+#include "netdev.h"
+
+/* Exit codes. */
+#define FS_EXIT_OK 0
+#define FS_EXIT_USAGE 1     /* bad command line or config */
+#define FS_EXIT_INPUT 2     /* an input ended with an error; outputs written */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: flowswitch [--help] [--version] COMMAND [ARGS]\n"
+            "\n"
+            "Commands:\n"
+            "  replay [--json] [--out-dir DIR] [--quiet] CONFIG\n"
+            "        Run the datapath over the config's pcap/dummy ports on the\n"
+            "        virtual clock until every input is consumed; write the output\n"
+            "        pcaps (relative paths under DIR, default: the config's\n"
+            "        directory) and print a per-port and per-drop-reason summary\n"
+            "        (--json: machine-readable).\n"
+            "  check CONFIG\n"
+            "        Validate CONFIG (syntax, ports, rules) without opening ports\n"
+            "        and print the rules in lookup order.\n"
+            "\n"
+            "Exit status: 0 ok, 1 usage or config error, 2 an input ended with an\n"
+            "error (e.g. a truncated pcap; everything read before it is forwarded).\n");
+}
+
+static void register_backends(void)
+{
+    netdev_dummy_register();
+    netdev_pcap_register();
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -ENAMETOOLONG;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"out-dir", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false, quiet = false;
+    const char *out_dir = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "jo:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            json = true;
+            break;
+        case 'o':
+            out_dir = optarg;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return FS_EXIT_OK;
+        default:
+            fprintf(stderr, "flowswitch replay: try 'flowswitch --help'\n");
+            return FS_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "flowswitch replay: expected exactly one CONFIG argument\n");
+        return FS_EXIT_USAGE;
+    }
+    const char *path = argv[optind];
+    if (out_dir) {
+        int rc = mkdir_p(out_dir);
+        if (rc) {
+            fprintf(stderr, "flowswitch: %s: %s\n", out_dir, strerror(-rc));
+            return FS_EXIT_USAGE;
+        }
+    }
+
+    struct config cfg;
+    char err[1024];
+    if (config_load(path, &cfg, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        config_free(&cfg);
+        return FS_EXIT_USAGE;
+    }
+    struct dp *dp;
+    if (dp_create(&cfg, out_dir, &dp, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        config_free(&cfg);
+        return FS_EXIT_USAGE;
+    }
+    struct dp_pmd *pmd = dp_pmd_create(dp);
+    if (!pmd) {
+        fprintf(stderr, "flowswitch: out of memory\n");
+        dp_destroy(dp);
+        config_free(&cfg);
+        return FS_EXIT_USAGE;
+    }
+    int rc = dp_replay(dp, pmd);
+    if (!quiet || json)
+        dp_print_summary(dp, &pmd, 1, stdout, json);
+    struct dp_totals t;
+    dp_totals(dp, &pmd, 1, &t);
+    dp_pmd_destroy(pmd);
+    dp_destroy(dp);
+    config_free(&cfg);
+    if (t.rx + t.copies != t.tx + t.dropped + t.queued) {
+        fprintf(stderr, "flowswitch: internal error: packet conservation violated\n");
+        return FS_EXIT_INPUT;
+    }
+    return rc ? FS_EXIT_INPUT : FS_EXIT_OK;
+}
+
+static const char *rule_port_name(void *aux, uint16_t port)
+{
+    const struct config *cfg = aux;
+    return port < cfg->n_ports ? cfg->ports[port].name : NULL;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-') {
+        fprintf(stderr, "usage: flowswitch check CONFIG\n");
+        return FS_EXIT_USAGE;
+    }
+    struct config cfg;
+    char err[1024];
+    if (config_load(argv[1], &cfg, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        config_free(&cfg);
+        return FS_EXIT_USAGE;
+    }
+    struct rule_table *t = rule_table_create();
+    int rc = FS_EXIT_OK;
+    for (size_t i = 0; t && i < cfg.n_rules; i++) {
+        struct rule *r;
+        if (rule_parse(cfg.rules[i].text, config_rule_port_lookup, &cfg, &r, err,
+                       sizeof err)) {
+            fprintf(stderr, "%s:%d: rule: %s\n", cfg.path, cfg.rules[i].line, err);
+            rc = FS_EXIT_USAGE;
+            break;
+        }
+        r->line = cfg.rules[i].line;
+        rule_table_add(t, r);
+    }
+    if (rc == FS_EXIT_OK) {
+        printf("%s: %zu ports, %zu rules\n", cfg.path, cfg.n_ports,
+               t ? rule_table_count(t) : 0);
+        for (size_t i = 0; i < cfg.n_ports; i++) {
+            char caps[256];
+            netdev_caps_format(&cfg.ports[i].caps, caps, sizeof caps);
+            printf("  port %zu %s type=%s caps=%s\n", i, cfg.ports[i].name,
+                   cfg.ports[i].type, cfg.ports[i].caps_set ? caps : "(backend default)");
+        }
+        for (size_t i = 0; t && i < rule_table_count(t); i++) {
+            const struct rule *r = rule_table_at(t, i);
+            char acts[1024];
+            action_list_format(r->actions, rule_port_name, &cfg, acts, sizeof acts);
+            printf("  line %d priority=%d: %s -> %s\n", r->line, r->priority, r->text,
+                   acts);
+        }
+    }
+    rule_table_destroy(t);
+    config_free(&cfg);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return FS_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return FS_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("flowswitch %s\n", FS_VERSION);
+        return FS_EXIT_OK;
+    }
+    register_backends();
+    int rc;
+    if (!strcmp(argv[1], "replay"))
+        rc = cmd_replay(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "check"))
+        rc = cmd_check(argc - 1, argv + 1);
+    else {
+        fprintf(stderr, "flowswitch: unknown command '%s' (try 'flowswitch --help')\n",
+                argv[1]);
+        rc = FS_EXIT_USAGE;
+    }
+    netdev_unregister_all();
+    return rc;
+}

@@ -1,0 +1,147 @@
+/* packet.c: heap packets, clones and headroom management. */
+#include "packet.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void pkt_heap_release(struct pkt *p)
+{
+    free(p);
+}
+
+/* A heap packet is one allocation: the struct, then the buffer. Growing
+ * the headroom moves the buffer to a second allocation. */
+static void pkt_heap_release_split(struct pkt *p)
+{
+    free(p->buf);
+    free(p);
+}
+
+static int pkt_heap_grow(struct pkt *p, uint32_t headroom);
+
+static const struct pkt_ops pkt_heap_ops = {
+    .release = pkt_heap_release,
+    .grow_headroom = pkt_heap_grow,
+};
+
+static const struct pkt_ops pkt_heap_split_ops = {
+    .release = pkt_heap_release_split,
+    .grow_headroom = pkt_heap_grow,
+};
+
+static int pkt_heap_grow(struct pkt *p, uint32_t headroom)
+{
+    uint32_t tail = pkt_tailroom(p);
+    uint64_t size = (uint64_t)headroom + p->len + tail;
+    if (size > UINT32_MAX)
+        return -EOVERFLOW;
+    uint8_t *nb = malloc(size);
+    if (!nb)
+        return -ENOMEM;
+    memcpy(nb + headroom, p->data, p->len);
+    if (p->ops == &pkt_heap_split_ops)
+        free(p->buf);
+    p->buf = nb;
+    p->buf_size = (uint32_t)size;
+    p->data = nb + headroom;
+    p->ops = &pkt_heap_split_ops;
+    return 0;
+}
+
+void pkt_reset_meta(struct pkt *p)
+{
+    p->ts = 0;
+    p->hash = 0;
+    p->in_port = 0;
+    p->flags = 0;
+    p->l3_ofs = p->l4_ofs = p->payload_ofs = PKT_OFS_NONE;
+    p->l4_len = 0;
+    p->l3 = PKT_L3_NONE;
+    p->l4_proto = 0;
+    p->n_vlan = 0;
+    memset(p->csum, CSUM_UNKNOWN, sizeof p->csum);
+    p->csum_start = p->csum_offset = 0;
+}
+
+struct pkt *pkt_alloc(uint32_t size)
+{
+    uint64_t total = (uint64_t)PKT_HEADROOM + size;
+    if (total > UINT32_MAX - sizeof(struct pkt))
+        return NULL;
+    struct pkt *p = malloc(sizeof *p + total);
+    if (!p)
+        return NULL;
+    p->buf = (uint8_t *)(p + 1);
+    p->buf_size = (uint32_t)total;
+    p->data = p->buf + PKT_HEADROOM;
+    p->len = 0;
+    p->ops = &pkt_heap_ops;
+    p->owner = NULL;
+    pkt_reset_meta(p);
+    return p;
+}
+
+struct pkt *pkt_from_data(const void *data, uint32_t len)
+{
+    struct pkt *p = pkt_alloc(len);
+    if (p && len) {
+        memcpy(p->data, data, len);
+        p->len = len;
+    }
+    return p;
+}
+
+struct pkt *pkt_clone(const struct pkt *src)
+{
+    uint32_t head = pkt_headroom(src);
+    if (head < PKT_HEADROOM)
+        head = PKT_HEADROOM;
+    uint64_t total = (uint64_t)head + src->len;
+    if (total > UINT32_MAX - sizeof(struct pkt))
+        return NULL;
+    struct pkt *p = malloc(sizeof *p + total);
+    if (!p)
+        return NULL;
+    *p = *src;
+    p->buf = (uint8_t *)(p + 1);
+    p->buf_size = (uint32_t)total;
+    p->data = p->buf + head;
+    memcpy(p->data, src->data, src->len);
+    p->ops = &pkt_heap_ops;
+    p->owner = NULL;
+    return p;
+}
+
+void pkt_free(struct pkt *p)
+{
+    if (p)
+        p->ops->release(p);
+}
+
+void pkt_batch_free(struct pkt_batch *b)
+{
+    for (unsigned i = 0; i < b->count; i++)
+        pkt_free(b->pkts[i]);
+    pkt_batch_init(b);
+}
+
+uint8_t *pkt_push(struct pkt *p, uint32_t n, bool *grew)
+{
+    if (pkt_headroom(p) < n) {
+        if (!p->ops->grow_headroom || p->ops->grow_headroom(p, n + PKT_HEADROOM) != 0)
+            return NULL;
+        if (grew)
+            *grew = true;
+    }
+    p->data -= n;
+    p->len += n;
+    return p->data;
+}
+
+uint8_t *pkt_pull(struct pkt *p, uint32_t n)
+{
+    p->data += n;
+    p->len -= n;
+    return p->data;
+}

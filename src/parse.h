@@ -1,0 +1,53 @@
+/* parse.h: L2/L3/L4 parser filling packet offsets and the flow key.
+ *
+ * Handles Ethernet, 802.1Q and QinQ (0x88a8, and 0x8100 stacked), ARP, IPv4
+ * with options and fragments, IPv6 with hop-by-hop, routing, fragment and
+ * destination-options extension headers, TCP, UDP, SCTP, ICMP, ICMPv6, and
+ * recognises VXLAN (UDP destination port 4789) as a tunnel. It never reads
+ * past pkt->len: a header cut short or inconsistent is reported, not
+ * guessed at. Bytes past the IP total length (Ethernet padding) are ignored. */
+#ifndef FS_PARSE_H
+#define FS_PARSE_H
+
+#include "flow.h"
+#include "packet.h"
+
+#define PARSE_VXLAN_PORT 4789
+#define PARSE_MAX_VLANS 2
+#define PARSE_MAX_IPV6_EXT 8 /* more extension headers than this: malformed */
+
+/* X-macro of parse results: name, description. PARSE_OK must stay first. */
+#define PARSE_RESULTS(X)                                                       \
+    X(OK, "parsed")                                                            \
+    X(ETH_TRUNC, "Ethernet header truncated")                                  \
+    X(VLAN_TRUNC, "VLAN tag truncated")                                        \
+    X(VLAN_DEPTH, "more than two VLAN tags")                                   \
+    X(ARP_TRUNC, "ARP header truncated")                                       \
+    X(IP_TRUNC, "IP header or payload truncated")                              \
+    X(IP_VERSION, "IP version does not match the ethertype")                   \
+    X(IP_HLEN, "IPv4 header length below 20 bytes")                            \
+    X(IP_LEN, "IP total length smaller than its header")                       \
+    X(IPV6_EXT, "malformed or too many IPv6 extension headers")                \
+    X(L4_TRUNC, "L4 header truncated")                                         \
+    X(TCP_HLEN, "TCP data offset out of range")                                \
+    X(UDP_LEN, "UDP length inconsistent with the IP length")
+
+enum parse_result {
+#define PARSE_ENUM_(name, desc) PARSE_##name,
+    PARSE_RESULTS(PARSE_ENUM_)
+#undef PARSE_ENUM_
+    PARSE_N_RESULTS
+};
+
+/* Short lower-case name of a result ("ok", "ip_trunc", ...). */
+const char *parse_result_name(enum parse_result r);
+const char *parse_result_desc(enum parse_result r);
+
+/* Parses pkt->data[0..len) from the Ethernet header. Always zeroes and
+ * fills *key as far as the headers are valid (key->in_port = pkt->in_port),
+ * and sets pkt->l3_ofs, l4_ofs, l4_len, payload_ofs, l3, l4_proto, n_vlan
+ * and PKT_F_* flags (offsets of absent layers are PKT_OFS_NONE).
+ * Returns PARSE_OK, or the first problem found. */
+enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key);
+
+#endif

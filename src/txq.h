@@ -1,0 +1,66 @@
+/* txq.h: per (PMD, output port) transmit batching.
+ *
+ * Packets to one port are queued and leave in one backend send call: when
+ * the queue is full (PKT_BATCH_MAX), when its oldest packet has waited the
+ * flush interval, and whenever the owner forces a flush (end of an rx batch
+ * with interval 0, an idle poll iteration, port removal, reconfiguration,
+ * rule reload, shutdown). A send that takes only part of the queue is
+ * retried while each attempt makes progress, up to 'retries' more calls;
+ * what is left is freed and counted (tx_full). Order is preserved. */
+#ifndef FS_TXQ_H
+#define FS_TXQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "drop.h"
+#include "netdev.h"
+#include "packet.h"
+
+#define TXQ_MAX_RETRIES 32
+#define TXQ_WAIT_BUCKETS 16 /* wait histogram: bucket i counts waits < 2^i us (last: the rest) */
+
+struct txq_stats {
+    uint64_t packets, bytes;      /* accepted by the backend */
+    uint64_t send_calls;          /* backend send calls */
+    uint64_t retries;             /* send calls after the first of a flush */
+    uint64_t dropped[DROP_N_REASONS]; /* tx_full, tx_error, tx_down */
+    uint64_t batch_hist[PKT_BATCH_MAX + 1]; /* packets accepted per send call */
+    uint64_t wait_hist[TXQ_WAIT_BUCKETS];   /* per packet: send time - enqueue time */
+    uint64_t wait_max_ns;
+};
+
+struct txq {
+    struct netdev *dev;
+    unsigned qid;
+    unsigned retries;      /* 0..TXQ_MAX_RETRIES */
+    uint64_t interval_ns;  /* 0: flushed by the owner at each rx batch end */
+    uint16_t count;
+    uint64_t first_ns;     /* enqueue time of pkts[0] */
+    struct pkt *pkts[PKT_BATCH_MAX];
+    uint64_t enq_ns[PKT_BATCH_MAX];
+    struct txq_stats stats;
+};
+
+void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
+              uint64_t interval_ns);
+
+/* Queues pkt (taking ownership); sends the queue first if it is full. */
+void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now);
+
+/* Sends everything queued now (with retries). */
+void txq_flush(struct txq *q, uint64_t now);
+
+/* Flushes if the interval has expired (now >= first_ns + interval_ns) or
+ * the interval is 0. Returns true if it flushed. */
+bool txq_flush_if_due(struct txq *q, uint64_t now);
+
+/* Frees everything queued, counting it under 'reason' (port gone). */
+void txq_purge(struct txq *q, enum drop_reason reason);
+
+static inline unsigned txq_queued(const struct txq *q)
+{
+    return q->count;
+}
+
+#endif
