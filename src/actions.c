@@ -175,7 +175,8 @@ static int l4_csum_ofs(const struct pkt *p)
 static void l4_csum_update32(struct pkt *p, uint32_t old_v, uint32_t new_v, bool is16)
 {
     int ofs = l4_csum_ofs(p);
-    if (ofs < 0)
+    /* A PARTIAL field is rewritten from the headers at the egress port. */
+    if (ofs < 0 || p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL)
         return;
     uint8_t *f = p->data + ofs;
     uint16_t c = rd16(f);
@@ -183,8 +184,8 @@ static void l4_csum_update32(struct pkt *p, uint32_t old_v, uint32_t new_v, bool
         return;
     c = is16 ? csum_update16(c, (uint16_t)old_v, (uint16_t)new_v)
              : csum_update32(c, old_v, new_v);
-    if (p->l4_proto == 17 && c == 0)
-        c = 0xffff;
+    if (p->l4_proto == 17)
+        c = csum_udp_field(c);
     wr16(f, c);
 }
 
@@ -216,6 +217,19 @@ static void sctp_recompute(struct pkt *p)
     sctp[11] = (uint8_t)(crc >> 24);
 }
 
+/* Incrementally updates the IPv4 header checksum after a 16- or 32-bit
+ * field changed, unless the header checksum is PARTIAL (completed later). */
+static void ip_csum_update(struct pkt *p, uint8_t *ip, uint32_t old_v, uint32_t new_v,
+                           bool is16)
+{
+    if (p->csum[CSUM_L_OUTER_IP] == CSUM_PARTIAL)
+        return;
+    uint16_t c = rd16(ip + 10);
+    c = is16 ? csum_update16(c, (uint16_t)old_v, (uint16_t)new_v)
+             : csum_update32(c, old_v, new_v);
+    wr16(ip + 10, c);
+}
+
 static void set_nw_addr(struct pkt *p, struct flow_key *key, bool src, uint32_t addr)
 {
     if (p->l3 != PKT_L3_IPV4)
@@ -226,7 +240,7 @@ static void set_nw_addr(struct pkt *p, struct flow_key *key, bool src, uint32_t 
     if (old == addr)
         return;
     wr32(field, addr);
-    wr16(ip + 10, csum_update32(rd16(ip + 10), old, addr));
+    ip_csum_update(p, ip, old, addr, false);
     if (p->l4_proto == 6 || p->l4_proto == 17)
         l4_csum_update32(p, old, addr, false);
     else if (p->l4_proto == 132 && pkt_has_l4(p))
@@ -244,7 +258,7 @@ static void set_nw_tos(struct pkt *p, struct flow_key *key, uint8_t dscp)
     uint8_t *ip = p->data + p->l3_ofs;
     uint16_t old = rd16(ip);
     ip[1] = (uint8_t)((ip[1] & 0x03) | (dscp & 0xfc));
-    wr16(ip + 10, csum_update16(rd16(ip + 10), old, rd16(ip)));
+    ip_csum_update(p, ip, old, rd16(ip), true);
     key->nw_tos = ip[1];
 }
 
@@ -276,7 +290,7 @@ static bool dec_ttl(struct pkt *p, struct flow_key *key)
             return false;
         uint16_t old = rd16(ip + 8);
         ip[8]--;
-        wr16(ip + 10, csum_update16(rd16(ip + 10), old, rd16(ip + 8)));
+        ip_csum_update(p, ip, old, rd16(ip + 8), true);
         key->nw_ttl = ip[8];
     } else if (p->l3 == PKT_L3_IPV6) {
         if (ip[7] <= 1)

@@ -119,6 +119,24 @@ struct dp_pmd *dp_pmd_create(struct dp *dp)
     return pmd;
 }
 
+int dp_pmd_add_rxq(struct dp_pmd *pmd, uint16_t port, uint16_t qid)
+{
+    const struct dp *dp = pmd->dp;
+    if (pmd->n_rxqs >= sizeof pmd->rxqs / sizeof pmd->rxqs[0] || port >= dp->n_ports ||
+        !dp->ports[port].dev || qid >= dp->ports[port].dev->class->n_rxq(dp->ports[port].dev))
+        return -1;
+    pmd->rxqs[pmd->n_rxqs].port = port;
+    pmd->rxqs[pmd->n_rxqs].qid = qid;
+    pmd->n_rxqs++;
+    return 0;
+}
+
+void dp_pmd_set_txq(struct dp_pmd *pmd, uint16_t port, unsigned qid)
+{
+    if (port < pmd->dp->n_ports)
+        pmd->txq[port].qid = qid;
+}
+
 void dp_pmd_flush(struct dp_pmd *pmd)
 {
     for (unsigned i = 0; i < pmd->dp->n_ports; i++)
@@ -152,7 +170,41 @@ static void dp_output_cb(void *aux, struct pkt *pkt, uint16_t port)
         dp_drop_cb(pmd, pkt, DROP_tx_down);
         return;
     }
+    const struct dp_port *p = &pmd->dp->ports[port];
+    /* The lazy resolver runs only for batches that hold PARTIAL packets:
+     * GOOD/UNKNOWN traffic pays this one test. */
+    if ((pmd->rx_flags & PKT_BATCH_F_PARTIAL) &&
+        pkt_send_prepare(pkt, p->caps.flags, &pmd->csum) != CSUM_PREP_OK) {
+        dp_drop_cb(pmd, pkt, DROP_csum_invalid);
+        return;
+    }
     txq_enqueue(&pmd->txq[port], pkt, pmd->now);
+}
+
+/* Counts the rx verdicts of a batch and applies the bad-csum policy to its
+ * packets; returns false if p was dropped. Only called for batches whose
+ * summary says some packet carries a verdict. */
+static bool dp_rx_verdicts(struct dp_pmd *pmd, struct pkt *p)
+{
+    bool bad = false;
+    for (int l = 0; l < CSUM_L_N; l++) {
+        if (p->csum[l] == CSUM_GOOD)
+            pmd->csum.rx_good[l]++;
+        else if (p->csum[l] == CSUM_BAD) {
+            pmd->csum.rx_bad[l]++;
+            bad = true;
+        }
+    }
+    if (p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL)
+        pmd->csum.rx_partial++;
+    if (!bad)
+        return true;
+    if (pmd->dp->knobs.bad_csum_forward) {
+        pmd->csum.bad_forwarded++;
+        return true;
+    }
+    dp_drop_cb(pmd, p, DROP_bad_csum);
+    return false;
 }
 
 void dp_pmd_process(struct dp_pmd *pmd)
@@ -162,13 +214,17 @@ void dp_pmd_process(struct dp_pmd *pmd)
     struct pkt *pkts[PKT_BATCH_MAX];
     const struct action_list *acts[PKT_BATCH_MAX];
     unsigned n = 0;
+    bool verdicts = b->flags & (PKT_BATCH_F_VERDICT | PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL);
 
+    pmd->rx_flags = b->flags;
     for (unsigned i = 0; i < b->count; i++) {
         struct pkt *p = b->pkts[i];
         if (p->flags & PKT_F_TRUNCATED) {
             dp_drop_cb(pmd, p, DROP_rx_truncated);
             continue;
         }
+        if (verdicts && !dp_rx_verdicts(pmd, p))
+            continue;
         enum parse_result r = parse_pkt(p, &keys[n]);
         pmd->parse_results[r]++;
         if (r != PARSE_OK) {
@@ -207,6 +263,27 @@ static void dp_pmd_flush_due(struct dp_pmd *pmd)
             txq_flush_if_due(&pmd->txq[i], pmd->now);
 }
 
+/* Receives one batch from (port, qid) and processes it. */
+static unsigned dp_pmd_poll_rxq(struct dp_pmd *pmd, unsigned port_no, unsigned qid)
+{
+    struct dp_port *port = &pmd->dp->ports[port_no];
+    pkt_batch_init(&pmd->rx);
+    int n = port->dev->class->rxq_recv(port->dev, qid, &pmd->rx, pmd->now);
+    if (n <= 0)
+        return 0;
+    struct dp_port_stats *ps = &pmd->port_stats[port_no];
+    for (unsigned k = 0; k < pmd->rx.count; k++) {
+        struct pkt *p = pmd->rx.pkts[k];
+        p->in_port = port->port_no;
+        ps->rx_packets++;
+        ps->rx_bytes += p->len;
+    }
+    unsigned got = pmd->rx.count;
+    dp_pmd_process(pmd);
+    dp_pmd_flush_due(pmd);
+    return got;
+}
+
 unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
 {
     struct dp *dp = pmd->dp;
@@ -214,26 +291,20 @@ unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
 
     pmd->now = now;
     pmd->iterations++;
-    for (unsigned i = 0; i < dp->n_ports; i++) {
-        struct dp_port *port = &dp->ports[i];
-        if (!port->dev || port->rx_done)
-            continue;
-        unsigned nq = port->dev->class->n_rxq(port->dev);
-        for (unsigned q = 0; q < nq; q++) {
-            pkt_batch_init(&pmd->rx);
-            int n = port->dev->class->rxq_recv(port->dev, q, &pmd->rx, now);
-            if (n <= 0)
+    if (pmd->n_rxqs) {
+        for (unsigned i = 0; i < pmd->n_rxqs; i++) {
+            const struct dp_rxq_ref *r = &pmd->rxqs[i];
+            if (dp->ports[r->port].dev)
+                total += dp_pmd_poll_rxq(pmd, r->port, r->qid);
+        }
+    } else {
+        for (unsigned i = 0; i < dp->n_ports; i++) {
+            struct dp_port *port = &dp->ports[i];
+            if (!port->dev || port->rx_done)
                 continue;
-            struct dp_port_stats *ps = &pmd->port_stats[i];
-            for (unsigned k = 0; k < pmd->rx.count; k++) {
-                struct pkt *p = pmd->rx.pkts[k];
-                p->in_port = port->port_no;
-                ps->rx_packets++;
-                ps->rx_bytes += p->len;
-            }
-            total += pmd->rx.count;
-            dp_pmd_process(pmd);
-            dp_pmd_flush_due(pmd);
+            unsigned nq = port->dev->class->n_rxq(port->dev);
+            for (unsigned q = 0; q < nq; q++)
+                total += dp_pmd_poll_rxq(pmd, i, q);
         }
     }
     if (total == 0) {
@@ -393,6 +464,49 @@ static void dp_port_view(const struct dp *dp, struct dp_pmd *const *pmds,
     }
 }
 
+static void dp_csum_sum(struct dp_pmd *const *pmds, unsigned n_pmds,
+                        struct csum_stats *cs)
+{
+    uint64_t *d = (uint64_t *)(void *)cs;
+    memset(cs, 0, sizeof *cs);
+    for (unsigned i = 0; i < n_pmds; i++) {
+        const uint64_t *s = (const uint64_t *)(const void *)&pmds[i]->csum;
+        for (size_t k = 0; k < sizeof *cs / sizeof(uint64_t); k++)
+            d[k] += s[k];
+    }
+}
+
+static void json_layers(FILE *out, const char *name, const uint64_t v[CSUM_L_N])
+{
+    fprintf(out,
+            "\"%s\": {\"outer_ip\": %" PRIu64 ", \"outer_l4\": %" PRIu64
+            ", \"inner_ip\": %" PRIu64 ", \"inner_l4\": %" PRIu64 "}",
+            name, v[CSUM_L_OUTER_IP], v[CSUM_L_OUTER_L4], v[CSUM_L_INNER_IP],
+            v[CSUM_L_INNER_L4]);
+}
+
+static uint64_t sum_layers(const uint64_t v[CSUM_L_N])
+{
+    return v[0] + v[1] + v[2] + v[3];
+}
+
+static void dp_csum_json(const struct csum_stats *cs, FILE *out)
+{
+    fprintf(out, "{");
+    json_layers(out, "sw", cs->sw);
+    fprintf(out, ", \"sw_total\": %" PRIu64 ", ", sum_layers(cs->sw));
+    json_layers(out, "offloaded", cs->offloaded);
+    fprintf(out, ", \"offloaded_total\": %" PRIu64 ", \"guest_partial\": %" PRIu64 ", ",
+            sum_layers(cs->offloaded), cs->guest_partial);
+    json_layers(out, "rx_good", cs->rx_good);
+    fprintf(out, ", ");
+    json_layers(out, "rx_bad", cs->rx_bad);
+    fprintf(out,
+            ", \"rx_partial\": %" PRIu64 ", \"sw_verified\": %" PRIu64
+            ", \"sw_verify_failed\": %" PRIu64 ", \"bad_forwarded\": %" PRIu64 "}",
+            cs->rx_partial, cs->sw_verified, cs->sw_verify_failed, cs->bad_forwarded);
+}
+
 void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
                       unsigned n_pmds, FILE *out, bool json)
 {
@@ -405,6 +519,8 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
         for (int r = 0; r < PARSE_N_RESULTS; r++)
             parse[r] += pmds[i]->parse_results[r];
     bool conserved = t.rx + t.copies == t.tx + t.dropped + t.queued;
+    struct csum_stats cs;
+    dp_csum_sum(pmds, n_pmds, &cs);
 
     if (json) {
         fprintf(out, "{\n  \"flowswitch\": \"%s\",\n  \"config\": ", FS_VERSION);
@@ -446,8 +562,10 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
         for (int r = 0; r < PARSE_N_RESULTS; r++)
             fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
                     parse_result_name((enum parse_result)r), parse[r]);
+        fprintf(out, "},\n  \"csum\": ");
+        dp_csum_json(&cs, out);
         fprintf(out,
-                "},\n  \"totals\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+                ",\n  \"totals\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
                 ", \"copies\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"queued\": %" PRIu64
                 "},\n  \"conservation\": %s\n}\n",
                 t.rx, t.tx, t.copies, t.dropped, t.queued, conserved ? "true" : "false");
@@ -479,6 +597,12 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
             fprintf(out, "  parse_error/%-6s %10" PRIu64 "  %s\n",
                     parse_result_name((enum parse_result)r), parse[r],
                     parse_result_desc((enum parse_result)r));
+    fprintf(out,
+            "checksums: %" PRIu64 " computed in software, %" PRIu64
+            " offloaded to ports, %" PRIu64 " passed partial to guests, %" PRIu64
+            " bad forwarded\n",
+            sum_layers(cs.sw), sum_layers(cs.offloaded), cs.guest_partial,
+            cs.bad_forwarded);
     fprintf(out,
             "totals: rx %" PRIu64 " + copies %" PRIu64 " = tx %" PRIu64
             " + dropped %" PRIu64 " + queued %" PRIu64 " (%s)\n",

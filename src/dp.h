@@ -19,6 +19,7 @@
 #include "config.h"
 #include "drop.h"
 #include "netdev.h"
+#include "offload.h"
 #include "parse.h"
 #include "rules.h"
 #include "txq.h"
@@ -44,6 +45,12 @@ struct dp {
     const char *cfg_path; /* for messages */
 };
 
+/* An rx queue a PMD polls. */
+struct dp_rxq_ref {
+    uint16_t port;
+    uint16_t qid;
+};
+
 /* Per-port counters of one PMD. */
 struct dp_port_stats {
     uint64_t rx_packets, rx_bytes;
@@ -57,8 +64,14 @@ struct dp_pmd {
     struct dp_port_stats port_stats[DP_MAX_PORTS];
     struct drop_stats drops;
     uint64_t copies;
+    uint16_t rx_flags;            /* PKT_BATCH_F_* of the batch in process */
+    struct csum_stats csum;
     uint64_t parse_results[PARSE_N_RESULTS];
     uint64_t iterations, idle_iterations;
+    /* The rx queues this PMD polls; n_rxqs == 0 means every queue of every
+     * port (the single-PMD replay case). */
+    struct dp_rxq_ref rxqs[DP_MAX_PORTS * 4];
+    unsigned n_rxqs;
 };
 
 /* Opens every port of cfg and builds the rule table. Output paths of
@@ -76,6 +89,13 @@ int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
                  const struct config *cfg, char *err, size_t errlen);
 
 struct dp_pmd *dp_pmd_create(struct dp *dp);
+
+/* Makes the PMD poll (port, qid); once any is added, it polls only those.
+ * Returns 0, or -1 if the list is full or the queue does not exist. */
+int dp_pmd_add_rxq(struct dp_pmd *pmd, uint16_t port, uint16_t qid);
+
+/* Makes the PMD transmit on tx queue qid of port (default 0). */
+void dp_pmd_set_txq(struct dp_pmd *pmd, uint16_t port, unsigned qid);
 
 /* Flushes the output queues, then frees the PMD. */
 void dp_pmd_destroy(struct dp_pmd *pmd);

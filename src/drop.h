@@ -20,6 +20,7 @@
     X(tx_down, "the output port is down or gone")                              \
     X(offload_contract, "an offload the port did not announce")                \
     X(bad_csum, "arrived with a bad checksum")                                 \
+    X(csum_invalid, "a partial checksum with no usable location")              \
     X(nomem, "out of memory")
 
 enum drop_reason {

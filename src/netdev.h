@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "offload.h"
 #include "packet.h"
 
 #define NETDEV_NAME_MAX 32

@@ -1,0 +1,89 @@
+/* offload.h: per-packet checksum states and the lazy resolver.
+ *
+ * Every packet carries, for outer IP, outer L4, inner IP and inner L4, one
+ * of UNKNOWN, GOOD, BAD, PARTIAL (enum csum_state, packet.h):
+ *  - rx: a device verdict or a virtio header sets them (NEEDS_CSUM =
+ *    PARTIAL, DATA_VALID = GOOD); everything else starts UNKNOWN;
+ *  - rewriting a header never computes a full checksum: set-field keeps
+ *    GOOD/UNKNOWN/BAD packets so by incremental update (a BAD one stays
+ *    BAD: the delta preserves the error), and PARTIAL stays PARTIAL;
+ *  - pkt_send_prepare() at the egress port completes in software only the
+ *    PARTIAL layers the port cannot take: a guest with guest-csum gets
+ *    NEEDS_CSUM, a NIC with tx offload gets the pseudo-header sum in the
+ *    field (its contract), everything else gets a computed checksum.
+ * A PARTIAL L4 field's content is never trusted: the resolver rewrites the
+ * pseudo-header sum from the current headers, so addresses changed after
+ * the guest sent the packet are covered. */
+#ifndef FS_OFFLOAD_H
+#define FS_OFFLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "packet.h"
+
+/* Checksum counters (per PMD or per port; plain sums). */
+struct csum_stats {
+    uint64_t sw[CSUM_L_N];        /* completed in software, per layer */
+    uint64_t offloaded[CSUM_L_N]; /* left PARTIAL to a port that fills it */
+    uint64_t guest_partial;       /* passed PARTIAL to a guest (NEEDS_CSUM) */
+    uint64_t rx_good[CSUM_L_N];   /* verdicts delivered GOOD at rx */
+    uint64_t rx_bad[CSUM_L_N];    /* verdicts delivered BAD at rx */
+    uint64_t rx_partial;          /* packets received with a PARTIAL L4 */
+    uint64_t sw_verified;         /* checksums verified in software */
+    uint64_t sw_verify_failed;    /* ... and found wrong */
+    uint64_t bad_forwarded;       /* BAD packets forwarded (bad-csum = forward) */
+};
+
+static inline enum csum_state pkt_csum_get(const struct pkt *p, enum csum_layer l)
+{
+    return (enum csum_state)p->csum[l];
+}
+
+static inline void pkt_csum_set(struct pkt *p, enum csum_layer l, enum csum_state s)
+{
+    p->csum[l] = (uint8_t)s;
+}
+
+/* True if some layer of p is PARTIAL. */
+static inline bool pkt_csum_any_partial(const struct pkt *p)
+{
+    return p->csum[0] == CSUM_PARTIAL || p->csum[1] == CSUM_PARTIAL ||
+           p->csum[2] == CSUM_PARTIAL || p->csum[3] == CSUM_PARTIAL;
+}
+
+/* True if some layer of p is BAD. */
+static inline bool pkt_csum_any_bad(const struct pkt *p)
+{
+    return p->csum[0] == CSUM_BAD || p->csum[1] == CSUM_BAD ||
+           p->csum[2] == CSUM_BAD || p->csum[3] == CSUM_BAD;
+}
+
+/* Result of pkt_send_prepare(). */
+enum csum_prep {
+    CSUM_PREP_OK = 0,
+    CSUM_PREP_INVALID, /* a PARTIAL layer with no usable location: drop */
+};
+
+/* Resolves p's PARTIAL layers for a port with capability flags 'caps'
+ * (NETDEV_TX_*): completes in software what the port cannot fill and marks
+ * it GOOD; for a guest-csum port leaves the L4 PARTIAL with PKT_F_VNET_CSUM,
+ * csum_start and csum_offset set and the pseudo-header sum in the field;
+ * for a tx-l4-csum / tx-ip-csum port leaves the layer PARTIAL with the
+ * pseudo-header sum in the L4 field. The packet must have been parsed
+ * (offsets valid) unless it carries PKT_F_VNET_CSUM, whose location is
+ * then used as the virtio spec says. Counts into st (may be NULL). */
+enum csum_prep pkt_send_prepare(struct pkt *p, uint32_t caps, struct csum_stats *st);
+
+/* Completes every PARTIAL layer of p in software regardless of caps (what
+ * an emulated NIC does for the offloads it announced). */
+enum csum_prep pkt_csum_complete(struct pkt *p, struct csum_stats *st);
+
+/* Emulates a NIC's rx checksum verification ('rx_caps': NETDEV_RX_*) on a
+ * freshly received frame: parses it, verifies the IPv4 header and TCP/UDP
+ * checksums in software and sets GOOD/BAD verdicts (UNKNOWN where the layer
+ * is absent or not covered; an IPv4 UDP checksum of 0 is GOOD). Leaves a
+ * PARTIAL layer alone. */
+void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps);
+
+#endif
