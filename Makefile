@@ -151,12 +151,12 @@ asan:
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    tests/run-tests --build build/asan --bin build/asan/flowswitch
 
-FUZZ_CFLAGS := $(CSTD) -O1 -g $(WARN) -I. -Isrc -fsanitize=fuzzer,address,undefined
+FUZZ_CFLAGS := $(CSTD) -O1 -g $(WARN) -I. -Isrc -DFS_VERSION='"$(VERSION)"' -fsanitize=fuzzer,address,undefined
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
 build/fuzz/%: tests/fuzz/%.c $(CORE_SRC) $(wildcard src/*.h)
 	@mkdir -p build/fuzz
-	clang $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) -lm
+	clang $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_IO) -lm
 
 fuzz: $(FUZZ_BIN)
 

@@ -349,10 +349,23 @@ int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
 }
 
 /* Drops by reason, the PMDs' own plus what their txqs dropped. */
+/* Packets a port's send() accepted and then refused for an offload it did
+ * not announce: counted as tx by the txq, reported as drops. */
+static uint64_t dp_port_contract_drops(const struct dp *dp, unsigned port)
+{
+    struct netdev_stats ns;
+    if (!dp->ports[port].dev)
+        return 0;
+    netdev_get_stats(dp->ports[port].dev, &ns);
+    return ns.tx_offload_contract;
+}
+
 static void dp_drops(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
                      struct drop_stats *d)
 {
     memset(d, 0, sizeof *d);
+    for (unsigned p = 0; p < dp->n_ports; p++)
+        d->n[DROP_offload_contract] += dp_port_contract_drops(dp, p);
     for (unsigned i = 0; i < n_pmds; i++) {
         for (int r = 0; r < DROP_N_REASONS; r++) {
             d->n[r] += pmds[i]->drops.n[r];
@@ -377,6 +390,8 @@ void dp_totals(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
             t->queued += txq_queued(&pmds[i]->txq[p]);
         }
     }
+    for (unsigned p = 0; p < dp->n_ports; p++)
+        t->tx -= dp_port_contract_drops(dp, p);
 }
 
 int dp_replay(struct dp *dp, struct dp_pmd *pmd)
@@ -451,7 +466,9 @@ static void dp_port_view(const struct dp *dp, struct dp_pmd *const *pmds,
                          unsigned n_pmds, unsigned port, struct dp_port_view *v)
 {
     memset(v, 0, sizeof *v);
-    (void)dp;
+    uint64_t contract = dp_port_contract_drops(dp, port);
+    v->tx_packets -= contract;
+    v->tx_dropped += contract;
     for (unsigned i = 0; i < n_pmds; i++) {
         const struct txq_stats *s = &pmds[i]->txq[port].stats;
         v->rx_packets += pmds[i]->port_stats[port].rx_packets;

@@ -54,6 +54,9 @@ struct netdev_stats {
     uint64_t rx_dropped; /* dropped by the backend before the core saw them */
     uint64_t tx_dropped;
     uint64_t rx_errors, tx_errors;
+    /* Accepted by send() but dropped: a PARTIAL layer the device did not
+     * announce (the core reports these as offload_contract drops). */
+    uint64_t tx_offload_contract;
 };
 
 /* Result of netdev_class.rxq_peek(). */

@@ -216,3 +216,24 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps)
         pkt_csum_set(p, CSUM_L_OUTER_L4, s);
     }
 }
+
+bool pkt_tx_emulate(struct pkt *p, uint32_t caps)
+{
+    bool ip = pkt_csum_get(p, CSUM_L_OUTER_IP) == CSUM_PARTIAL;
+    bool l4 = pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_PARTIAL;
+    bool to_guest = l4 && (caps & NETDEV_TX_GUEST_CSUM) && (p->flags & PKT_F_VNET_CSUM);
+    if (!ip && !l4)
+        return true;
+    if ((ip && !(caps & NETDEV_TX_IP_CSUM)) ||
+        (l4 && !to_guest && !(caps & NETDEV_TX_L4_CSUM)))
+        return false;
+    if (ip) {
+        if (!ipv4_known(p))
+            return false;
+        ipv4_complete(p);
+        pkt_csum_set(p, CSUM_L_OUTER_IP, CSUM_GOOD);
+    }
+    if (l4 && !to_guest)
+        return l4_resolve(p, 0, true, NULL) == CSUM_PREP_OK;
+    return true;
+}

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "packet.h"
 
@@ -85,5 +86,33 @@ enum csum_prep pkt_csum_complete(struct pkt *p, struct csum_stats *st);
  * is absent or not covered; an IPv4 UDP checksum of 0 is GOOD). Leaves a
  * PARTIAL layer alone. */
 void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps);
+
+/* The batch summary flags (PKT_BATCH_F_*) one packet contributes; a
+ * backend ORs them into batch->flags for every packet it delivers. */
+static inline uint16_t pkt_batch_flags_of(const struct pkt *p)
+{
+    uint32_t any;
+    memcpy(&any, p->csum, sizeof any);
+    if (!any)
+        return 0; /* all UNKNOWN: the common case, one test */
+    uint16_t f = 0;
+    for (int l = 0; l < CSUM_L_N; l++) {
+        if (p->csum[l] == CSUM_PARTIAL)
+            f |= PKT_BATCH_F_PARTIAL | PKT_BATCH_F_VERDICT;
+        else if (p->csum[l] == CSUM_BAD)
+            f |= PKT_BATCH_F_BAD | PKT_BATCH_F_VERDICT;
+        else if (p->csum[l] == CSUM_GOOD)
+            f |= PKT_BATCH_F_VERDICT;
+    }
+    return f;
+}
+
+/* What an emulated device (dummy, pcap) does with a packet it is asked to
+ * send, given the offloads it announced ('caps', NETDEV_TX_*): completes an
+ * announced IP/L4 offload in software as the hardware would, leaves a
+ * PARTIAL L4 with PKT_F_VNET_CSUM to a guest-csum peer, and returns false
+ * for a packet carrying a PARTIAL layer the device did not announce (the
+ * device drops it and counts offload_contract). */
+bool pkt_tx_emulate(struct pkt *p, uint32_t caps);
 
 #endif

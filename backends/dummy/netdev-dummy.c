@@ -1,0 +1,417 @@
+/* netdev-dummy.c: in-memory ports for tests and benchmarks (see
+ * netdev-dummy.h for the options and the test hooks). */
+#include "netdev-dummy.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DUMMY_BURST_DEFAULT PKT_BATCH_MAX
+#define DUMMY_TX_COST_MAX 1000000000ul /* 1 s per send call at most */
+
+/* A FIFO of packets: a ring that grows by doubling. */
+struct dummy_fifo {
+    struct pkt **slots;
+    size_t cap;  /* 0 or a power of two */
+    size_t head; /* index of the oldest packet */
+    size_t count;
+};
+
+struct dummy_port {
+    unsigned n_rxq, n_txq;
+    unsigned burst;
+    int tx_accept; /* -1: unlimited */
+    uint64_t tx_cost_ns;
+    bool tx_keep;
+    bool link_up;
+    bool live;
+    struct netdev_caps caps;
+    struct netdev_stats stats;
+    uint64_t send_calls;
+    struct netdev_dummy_send_rec log[NETDEV_DUMMY_SEND_LOG]; /* ring */
+    struct dummy_fifo rxq[NETDEV_MAX_QUEUES];
+    struct dummy_fifo txq[NETDEV_MAX_QUEUES]; /* kept transmitted packets */
+};
+
+static const struct netdev_class dummy_class;
+
+/* ---- FIFO ---------------------------------------------------------------- */
+
+static int dummy_fifo_push(struct dummy_fifo *f, struct pkt *p)
+{
+    if (f->count == f->cap) {
+        size_t ncap = f->cap ? f->cap * 2 : 64;
+        struct pkt **ns = malloc(ncap * sizeof *ns);
+        if (!ns)
+            return -ENOMEM;
+        for (size_t i = 0; i < f->count; i++)
+            ns[i] = f->slots[(f->head + i) & (f->cap - 1)];
+        free(f->slots);
+        f->slots = ns;
+        f->cap = ncap;
+        f->head = 0;
+    }
+    f->slots[(f->head + f->count) & (f->cap - 1)] = p;
+    f->count++;
+    return 0;
+}
+
+static struct pkt *dummy_fifo_head(const struct dummy_fifo *f)
+{
+    return f->count ? f->slots[f->head] : NULL;
+}
+
+static struct pkt *dummy_fifo_pop(struct dummy_fifo *f)
+{
+    if (!f->count)
+        return NULL;
+    struct pkt *p = f->slots[f->head];
+    f->head = (f->head + 1) & (f->cap - 1);
+    f->count--;
+    return p;
+}
+
+static void dummy_fifo_destroy(struct dummy_fifo *f)
+{
+    struct pkt *p;
+    while ((p = dummy_fifo_pop(f)))
+        pkt_free(p);
+    free(f->slots);
+    memset(f, 0, sizeof *f);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static struct dummy_port *dummy_port(struct netdev *dev)
+{
+    return dev && dev->class == &dummy_class ? dev->priv : NULL;
+}
+
+static const struct dummy_port *dummy_port_const(const struct netdev *dev)
+{
+    return dev && dev->class == &dummy_class ? dev->priv : NULL;
+}
+
+static uint64_t dummy_clock_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void dummy_busy_wait(uint64_t ns)
+{
+    uint64_t end = dummy_clock_ns() + ns;
+    while (dummy_clock_ns() < end)
+        continue;
+}
+
+static void dummy_log_send(struct dummy_port *dp, unsigned qid, int offered,
+                           int accepted)
+{
+    struct netdev_dummy_send_rec *r =
+        &dp->log[dp->send_calls % NETDEV_DUMMY_SEND_LOG];
+    r->qid = qid;
+    r->offered = offered;
+    r->accepted = accepted;
+    dp->send_calls++;
+}
+
+/* ---- vtable -------------------------------------------------------------- */
+
+static int dummy_open(struct netdev *dev, const struct netdev_args *args,
+                      char *err, size_t errlen)
+{
+    static const char *const known[] = {
+        "burst",      "rxqs",    "txqs", "tx-accept", "tx-stall",
+        "tx-cost-ns", "tx-keep", "link", NULL,
+    };
+    struct dummy_port *dp = dev->priv;
+    unsigned long burst = DUMMY_BURST_DEFAULT, rxqs = 1, txqs = 1;
+    unsigned long accept = ULONG_MAX, cost = 0;
+    bool stall = false, keep = false;
+
+    if (netdev_opt_check(args, known, err, errlen)
+        || netdev_opt_uint(args, "burst", 1, PKT_BATCH_MAX, &burst, err, errlen)
+        || netdev_opt_uint(args, "rxqs", 1, NETDEV_MAX_QUEUES, &rxqs, err,
+                           errlen)
+        || netdev_opt_uint(args, "txqs", 1, NETDEV_MAX_QUEUES, &txqs, err,
+                           errlen)
+        || netdev_opt_uint(args, "tx-accept", 0, INT_MAX, &accept, err, errlen)
+        || netdev_opt_bool(args, "tx-stall", &stall, err, errlen)
+        || netdev_opt_uint(args, "tx-cost-ns", 0, DUMMY_TX_COST_MAX, &cost, err,
+                           errlen)
+        || netdev_opt_bool(args, "tx-keep", &keep, err, errlen))
+        return -EINVAL;
+
+    bool up = true;
+    const char *link = netdev_opt_get(args, "link");
+    if (link) {
+        if (!strcmp(link, "up")) {
+            up = true;
+        } else if (!strcmp(link, "down")) {
+            up = false;
+        } else {
+            snprintf(err, errlen,
+                     "option 'link': expected up or down, not '%s'", link);
+            return -EINVAL;
+        }
+    }
+
+    dp->n_rxq = (unsigned)rxqs;
+    dp->n_txq = (unsigned)txqs;
+    dp->burst = (unsigned)burst;
+    dp->tx_accept = stall ? 0 : accept == ULONG_MAX ? -1 : (int)accept;
+    dp->tx_cost_ns = cost;
+    dp->tx_keep = keep;
+    dp->link_up = up;
+    dp->live = false;
+    if (args->caps_set)
+        dp->caps = args->caps;
+    return 0;
+}
+
+static void dummy_close(struct netdev *dev)
+{
+    struct dummy_port *dp = dev->priv;
+    for (unsigned q = 0; q < NETDEV_MAX_QUEUES; q++) {
+        dummy_fifo_destroy(&dp->rxq[q]);
+        dummy_fifo_destroy(&dp->txq[q]);
+    }
+}
+
+static unsigned dummy_n_rxq(const struct netdev *dev)
+{
+    const struct dummy_port *dp = dev->priv;
+    return dp->n_rxq;
+}
+
+static unsigned dummy_n_txq(const struct netdev *dev)
+{
+    const struct dummy_port *dp = dev->priv;
+    return dp->n_txq;
+}
+
+static int dummy_rxq_recv(struct netdev *dev, unsigned qid,
+                          struct pkt_batch *batch, uint64_t now)
+{
+    struct dummy_port *dp = dev->priv;
+    if (qid >= dp->n_rxq)
+        return 0;
+    struct dummy_fifo *f = &dp->rxq[qid];
+    int n = 0;
+    while ((unsigned)n < dp->burst && !pkt_batch_full(batch)) {
+        struct pkt *p = dummy_fifo_head(f);
+        if (!p || p->ts > now)
+            break;
+        dummy_fifo_pop(f);
+        dp->stats.rx_packets++;
+        dp->stats.rx_bytes += p->len;
+        pkt_rx_verify_emulate(p, dp->caps.flags);
+        batch->flags |= pkt_batch_flags_of(p);
+        pkt_batch_add(batch, p);
+        n++;
+    }
+    return n;
+}
+
+static enum netdev_rx_state dummy_rxq_peek(struct netdev *dev, unsigned qid,
+                                           uint64_t *next_ts)
+{
+    struct dummy_port *dp = dev->priv;
+    const struct pkt *p =
+        qid < dp->n_rxq ? dummy_fifo_head(&dp->rxq[qid]) : NULL;
+    if (p) {
+        *next_ts = p->ts;
+        return NETDEV_RX_READY;
+    }
+    return dp->live ? NETDEV_RX_EMPTY : NETDEV_RX_EOF;
+}
+
+static int dummy_send(struct netdev *dev, unsigned qid, struct pkt **pkts,
+                      int n)
+{
+    struct dummy_port *dp = dev->priv;
+    int ret;
+
+    if (qid >= dp->n_txq || n < 0) {
+        ret = -EINVAL;
+    } else if (!dp->link_up) {
+        ret = -ENETDOWN;
+    } else {
+        if (dp->tx_cost_ns && n > 0)
+            dummy_busy_wait(dp->tx_cost_ns);
+        ret = dp->tx_accept >= 0 && dp->tx_accept < n ? dp->tx_accept : n;
+        for (int i = 0; i < ret; i++) {
+            struct pkt *p = pkts[i];
+            if (!pkt_tx_emulate(p, dp->caps.flags)) {
+                dp->stats.tx_offload_contract++;
+                pkt_free(p);
+                continue;
+            }
+            dp->stats.tx_packets++;
+            dp->stats.tx_bytes += p->len;
+            if (!dp->tx_keep || dummy_fifo_push(&dp->txq[qid], p))
+                pkt_free(p); /* not kept (or no memory to keep it) */
+        }
+    }
+    dummy_log_send(dp, qid, n, ret);
+    return ret;
+}
+
+static void dummy_get_caps(const struct netdev *dev, struct netdev_caps *caps)
+{
+    const struct dummy_port *dp = dev->priv;
+    *caps = dp->caps;
+}
+
+static void dummy_get_stats(const struct netdev *dev,
+                            struct netdev_stats *stats)
+{
+    const struct dummy_port *dp = dev->priv;
+    *stats = dp->stats;
+}
+
+static bool dummy_link_up(const struct netdev *dev)
+{
+    const struct dummy_port *dp = dev->priv;
+    return dp->link_up;
+}
+
+static const struct netdev_class dummy_class = {
+    .type = "dummy",
+    .priv_size = sizeof(struct dummy_port),
+    .open = dummy_open,
+    .close = dummy_close,
+    .n_rxq = dummy_n_rxq,
+    .n_txq = dummy_n_txq,
+    .rxq_recv = dummy_rxq_recv,
+    .rxq_peek = dummy_rxq_peek,
+    .send = dummy_send,
+    .get_caps = dummy_get_caps,
+    .get_stats = dummy_get_stats,
+    .link_up = dummy_link_up,
+    .rx_error = NULL,
+};
+
+void netdev_dummy_register(void)
+{
+    (void)netdev_register(&dummy_class);
+}
+
+/* ---- test hooks ---------------------------------------------------------- */
+
+int netdev_dummy_inject(struct netdev *dev, unsigned qid, struct pkt *pkt)
+{
+    struct dummy_port *dp = dummy_port(dev);
+    if (!pkt)
+        return -EINVAL;
+    if (!dp || qid >= dp->n_rxq) {
+        pkt_free(pkt);
+        return -EINVAL;
+    }
+    /* What a device delivers: fresh metadata, except what the test set in
+     * the device's place (rx time, checksum verdicts, virtio csum info). */
+    uint64_t ts = pkt->ts;
+    uint8_t csum[CSUM_L_N];
+    memcpy(csum, pkt->csum, sizeof csum);
+    uint16_t start = pkt->csum_start, offset = pkt->csum_offset;
+    uint16_t flags = pkt->flags & (PKT_F_VNET_CSUM | PKT_F_TRUNCATED);
+    pkt_reset_meta(pkt);
+    pkt->ts = ts;
+    memcpy(pkt->csum, csum, sizeof csum);
+    pkt->csum_start = start;
+    pkt->csum_offset = offset;
+    pkt->flags = flags;
+
+    int err = dummy_fifo_push(&dp->rxq[qid], pkt);
+    if (err)
+        pkt_free(pkt);
+    return err;
+}
+
+unsigned netdev_dummy_rx_pending(const struct netdev *dev, unsigned qid)
+{
+    const struct dummy_port *dp = dummy_port_const(dev);
+    return dp && qid < dp->n_rxq ? (unsigned)dp->rxq[qid].count : 0;
+}
+
+int netdev_dummy_collect(struct netdev *dev, unsigned qid, struct pkt **out,
+                         int max)
+{
+    struct dummy_port *dp = dummy_port(dev);
+    if (!dp || qid >= dp->n_txq || max < 0)
+        return -EINVAL;
+    int n = 0;
+    struct pkt *p;
+    while (n < max && (p = dummy_fifo_pop(&dp->txq[qid])))
+        out[n++] = p;
+    return n;
+}
+
+unsigned netdev_dummy_tx_pending(const struct netdev *dev, unsigned qid)
+{
+    const struct dummy_port *dp = dummy_port_const(dev);
+    return dp && qid < dp->n_txq ? (unsigned)dp->txq[qid].count : 0;
+}
+
+int netdev_dummy_set_tx_accept(struct netdev *dev, int n)
+{
+    struct dummy_port *dp = dummy_port(dev);
+    if (!dp || n < -1)
+        return -EINVAL;
+    dp->tx_accept = n;
+    return 0;
+}
+
+int netdev_dummy_set_link(struct netdev *dev, bool up)
+{
+    struct dummy_port *dp = dummy_port(dev);
+    if (!dp)
+        return -EINVAL;
+    dp->link_up = up;
+    return 0;
+}
+
+int netdev_dummy_set_live(struct netdev *dev, bool live)
+{
+    struct dummy_port *dp = dummy_port(dev);
+    if (!dp)
+        return -EINVAL;
+    dp->live = live;
+    return 0;
+}
+
+int netdev_dummy_set_tx_keep(struct netdev *dev, bool keep)
+{
+    struct dummy_port *dp = dummy_port(dev);
+    if (!dp)
+        return -EINVAL;
+    dp->tx_keep = keep;
+    return 0;
+}
+
+uint64_t netdev_dummy_send_calls(const struct netdev *dev)
+{
+    const struct dummy_port *dp = dummy_port_const(dev);
+    return dp ? dp->send_calls : 0;
+}
+
+int netdev_dummy_send_log(const struct netdev *dev,
+                          struct netdev_dummy_send_rec *out, int max)
+{
+    const struct dummy_port *dp = dummy_port_const(dev);
+    if (!dp || max < 0)
+        return -EINVAL;
+    uint64_t kept = dp->send_calls < NETDEV_DUMMY_SEND_LOG
+                        ? dp->send_calls
+                        : NETDEV_DUMMY_SEND_LOG;
+    uint64_t n = kept < (uint64_t)max ? kept : (uint64_t)max;
+    uint64_t first = dp->send_calls - n;
+    for (uint64_t i = 0; i < n; i++)
+        out[i] = dp->log[(first + i) % NETDEV_DUMMY_SEND_LOG];
+    return (int)n;
+}

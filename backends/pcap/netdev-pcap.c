@@ -1,0 +1,690 @@
+/* netdev-pcap.c: libpcap ports (see netdev-pcap.h for options and
+ * semantics, testdata/README.md for the vnet-hdr record layout).
+ * Local names use the pcapdev_ prefix: pcap_ belongs to libpcap. */
+#include "netdev-pcap.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <pcap/pcap.h>
+
+#include "packet.h"
+
+#define PCAPDEV_PATH_MAX 4096
+#define PCAPDEV_TX_SNAPLEN 65535
+#define PCAPDEV_LIVE_SNAPLEN 65535
+#define PCAPDEV_LINK_ETH 1     /* DLT_EN10MB / LINKTYPE_ETHERNET */
+#define PCAPDEV_LINK_USER0 147 /* DLT_USER0 / LINKTYPE_USER0 */
+
+/* virtio_net_hdr flags and gso types (virtio spec 5.1.6). */
+#define VNET_F_NEEDS_CSUM 1u
+#define VNET_F_DATA_VALID 2u
+#define VNET_GSO_NONE 0u
+
+struct pcapdev_port {
+    unsigned burst;
+    bool vnet;
+    struct netdev_caps caps;
+    struct netdev_stats stats;
+
+    /* Rx: a file (rx_live false) or an interface. */
+    pcap_t *rx;
+    bool rx_live;
+    bool rx_eof;       /* file exhausted or failed: nothing more to read */
+    struct pkt *ahead; /* next file record, decoded, not yet delivered */
+    char rx_name[PCAPDEV_PATH_MAX]; /* path or interface name */
+    bool rx_failed; /* a read failed: rx_err holds "FILE: reason" */
+    char rx_err[PCAPDEV_PATH_MAX + PCAP_ERRBUF_SIZE];
+
+    /* Tx: a file (dumper) or an interface (tx_live). */
+    pcap_t *tx_dead;
+    pcap_dumper_t *dumper;
+    pcap_t *tx_live;
+    bool tx_shared;   /* tx_live is the rx handle (same interface) */
+    uint8_t *scratch; /* vnet-hdr tx record: header + frame */
+    char tx_name[PCAPDEV_PATH_MAX];
+};
+
+static void pcapdev_set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void pcapdev_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* libpcap often starts a message with the file name: drop that repetition. */
+static const char *pcapdev_strip_name(const char *msg, const char *name)
+{
+    size_t n = strlen(name);
+    if (!strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
+        return msg + n + 2;
+    return msg;
+}
+
+static const char *pcapdev_link_name(int dlt)
+{
+    const char *s = pcap_datalink_val_to_name(dlt);
+    return s ? s : "unknown";
+}
+
+static uint16_t pcapdev_get_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static void pcapdev_put_le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+/* ---- open / close -------------------------------------------------------- */
+
+static void pcapdev_port_cleanup(struct pcapdev_port *pp)
+{
+    pkt_free(pp->ahead);
+    pp->ahead = NULL;
+    if (pp->dumper) {
+        pcap_dump_flush(pp->dumper);
+        pcap_dump_close(pp->dumper);
+        pp->dumper = NULL;
+    }
+    if (pp->tx_dead) {
+        pcap_close(pp->tx_dead);
+        pp->tx_dead = NULL;
+    }
+    if (pp->tx_live && !pp->tx_shared)
+        pcap_close(pp->tx_live);
+    pp->tx_live = NULL;
+    if (pp->rx) {
+        pcap_close(pp->rx);
+        pp->rx = NULL;
+    }
+    free(pp->scratch);
+    pp->scratch = NULL;
+}
+
+static int pcapdev_check_link(pcap_t *p, const char *what, const char *name,
+                              bool vnet, char *err, size_t errlen)
+{
+    int want = vnet ? PCAPDEV_LINK_USER0 : PCAPDEV_LINK_ETH;
+    int got = pcap_datalink(p);
+    if (got == want)
+        return 0;
+    const char *hint = "";
+    if (vnet)
+        hint = " for vnet-hdr=true";
+    else if (got == PCAPDEV_LINK_USER0)
+        hint = " (virtio-net records need vnet-hdr=true)";
+    pcapdev_set_err(
+        err, errlen, "%s '%s': link type %d (%s), expected %d (%s)%s", what,
+        name, got, pcapdev_link_name(got), want, pcapdev_link_name(want), hint);
+    return -1;
+}
+
+static int pcapdev_open_rx_file(struct pcapdev_port *pp, const char *path,
+                                char *err, size_t errlen)
+{
+    char ebuf[PCAP_ERRBUF_SIZE];
+    ebuf[0] = '\0';
+    pp->rx = pcap_open_offline_with_tstamp_precision(
+        path, PCAP_TSTAMP_PRECISION_NANO, ebuf);
+    if (!pp->rx) {
+        pcapdev_set_err(err, errlen, "rx pcap '%s': %s", path,
+                        pcapdev_strip_name(ebuf, path));
+        return -1;
+    }
+    return pcapdev_check_link(pp->rx, "rx pcap", path, pp->vnet, err, errlen);
+}
+
+/* A live handle on 'iface': promiscuous, immediate, non-blocking. */
+static pcap_t *pcapdev_open_iface(const char *what, const char *iface,
+                                  char *err, size_t errlen)
+{
+    char ebuf[PCAP_ERRBUF_SIZE];
+    ebuf[0] = '\0';
+    pcap_t *p = pcap_create(iface, ebuf);
+    if (!p) {
+        pcapdev_set_err(err, errlen, "%s '%s': %s", what, iface, ebuf);
+        return NULL;
+    }
+    int rc;
+    if ((rc = pcap_set_snaplen(p, PCAPDEV_LIVE_SNAPLEN)) != 0
+        || (rc = pcap_set_promisc(p, 1)) != 0
+        || (rc = pcap_set_immediate_mode(p, 1)) != 0
+        || (rc = pcap_activate(p)) < 0) {
+        const char *status = pcap_statustostr(rc), *detail = pcap_geterr(p);
+        if (!detail[0] || !strcmp(detail, status))
+            pcapdev_set_err(err, errlen, "%s '%s': %s", what, iface, status);
+        else if (rc == PCAP_ERROR)
+            pcapdev_set_err(err, errlen, "%s '%s': %s", what, iface, detail);
+        else
+            pcapdev_set_err(err, errlen, "%s '%s': %s: %s", what, iface, status,
+                            detail);
+        pcap_close(p);
+        return NULL;
+    }
+    if (pcap_setnonblock(p, 1, ebuf) != 0) {
+        pcapdev_set_err(err, errlen, "%s '%s': %s", what, iface, ebuf);
+        pcap_close(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int pcapdev_open_rx_iface(struct pcapdev_port *pp, const char *iface,
+                                 char *err, size_t errlen)
+{
+    pp->rx = pcapdev_open_iface("rx-iface", iface, err, errlen);
+    if (!pp->rx)
+        return -1;
+    pp->rx_live = true;
+    /* Inbound only: never see what this (or another) port injects. */
+    if (pcap_setdirection(pp->rx, PCAP_D_IN) != 0) {
+        pcapdev_set_err(err, errlen,
+                        "rx-iface '%s': cannot capture inbound only: %s", iface,
+                        pcap_geterr(pp->rx));
+        return -1;
+    }
+    return pcapdev_check_link(pp->rx, "rx-iface", iface, false, err, errlen);
+}
+
+static int pcapdev_open_tx_iface(struct pcapdev_port *pp, const char *iface,
+                                 char *err, size_t errlen)
+{
+    if (pp->rx_live && !strcmp(pp->rx_name, iface)) {
+        pp->tx_live = pp->rx;
+        pp->tx_shared = true;
+        return 0;
+    }
+    pp->tx_live = pcapdev_open_iface("tx-iface", iface, err, errlen);
+    if (!pp->tx_live)
+        return -1;
+    /* A transmit-only handle: a filter that accepts nothing keeps its
+     * capture buffer empty. */
+    struct bpf_insn reject = {.code = BPF_RET | BPF_K, .k = 0};
+    struct bpf_program prog = {.bf_len = 1, .bf_insns = &reject};
+    if (pcap_setfilter(pp->tx_live, &prog) != 0) {
+        pcapdev_set_err(err, errlen, "tx-iface '%s': %s", iface,
+                        pcap_geterr(pp->tx_live));
+        return -1;
+    }
+    return pcapdev_check_link(pp->tx_live, "tx-iface", iface, false, err,
+                              errlen);
+}
+
+static int pcapdev_open_tx_file(struct pcapdev_port *pp, const char *path,
+                                char *err, size_t errlen)
+{
+    int link = pp->vnet ? PCAPDEV_LINK_USER0 : PCAPDEV_LINK_ETH;
+    pp->tx_dead = pcap_open_dead_with_tstamp_precision(
+        link, PCAPDEV_TX_SNAPLEN, PCAP_TSTAMP_PRECISION_MICRO);
+    if (!pp->tx_dead) {
+        pcapdev_set_err(err, errlen, "tx pcap '%s': out of memory", path);
+        return -1;
+    }
+    pp->dumper = pcap_dump_open(pp->tx_dead, path);
+    if (!pp->dumper) {
+        pcapdev_set_err(err, errlen, "tx pcap '%s': %s", path,
+                        pcapdev_strip_name(pcap_geterr(pp->tx_dead), path));
+        return -1;
+    }
+    /* The file exists with its header even if nothing is ever sent. */
+    if (pcap_dump_flush(pp->dumper) != 0) {
+        pcapdev_set_err(err, errlen, "tx pcap '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (pp->vnet) {
+        pp->scratch = malloc(NETDEV_PCAP_VNET_HDR_LEN + PCAPDEV_TX_SNAPLEN);
+        if (!pp->scratch) {
+            pcapdev_set_err(err, errlen, "tx pcap '%s': out of memory", path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The value of 'key', NULL if absent; -1 with a message if it is empty. */
+static int pcapdev_opt_str(const struct netdev_args *args, const char *key,
+                           const char **out, char *err, size_t errlen)
+{
+    *out = netdev_opt_get(args, key);
+    if (*out && !(*out)[0]) {
+        pcapdev_set_err(err, errlen, "option '%s': empty value", key);
+        return -1;
+    }
+    return 0;
+}
+
+static int pcapdev_open(struct netdev *dev, const struct netdev_args *args,
+                        char *err, size_t errlen)
+{
+    static const char *const known[] = {
+        "rx", "rx-iface", "tx", "tx-iface", "burst", "vnet-hdr", NULL,
+    };
+    struct pcapdev_port *pp = dev->priv;
+    unsigned long burst = PKT_BATCH_MAX;
+    bool vnet = false;
+    const char *rx, *rx_iface, *tx, *tx_iface;
+
+    if (netdev_opt_check(args, known, err, errlen)
+        || netdev_opt_uint(args, "burst", 1, PKT_BATCH_MAX, &burst, err, errlen)
+        || netdev_opt_bool(args, "vnet-hdr", &vnet, err, errlen)
+        || pcapdev_opt_str(args, "rx", &rx, err, errlen)
+        || pcapdev_opt_str(args, "rx-iface", &rx_iface, err, errlen)
+        || pcapdev_opt_str(args, "tx", &tx, err, errlen)
+        || pcapdev_opt_str(args, "tx-iface", &tx_iface, err, errlen))
+        return -EINVAL;
+    if (rx && rx_iface) {
+        pcapdev_set_err(err, errlen,
+                        "options 'rx' and 'rx-iface' are exclusive");
+        return -EINVAL;
+    }
+    if (tx && tx_iface) {
+        pcapdev_set_err(err, errlen,
+                        "options 'tx' and 'tx-iface' are exclusive");
+        return -EINVAL;
+    }
+    if (!rx && !rx_iface && !tx && !tx_iface) {
+        pcapdev_set_err(err, errlen,
+                        "pcap port needs rx, rx-iface, tx or tx-iface");
+        return -EINVAL;
+    }
+    if (vnet && (rx_iface || tx_iface)) {
+        pcapdev_set_err(err, errlen,
+                        "option 'vnet-hdr': applies to pcap files "
+                        "only, not to rx-iface/tx-iface");
+        return -EINVAL;
+    }
+
+    pp->burst = (unsigned)burst;
+    pp->vnet = vnet;
+    if (args->caps_set)
+        pp->caps = args->caps;
+    if ((pp->caps.flags & NETDEV_TX_GUEST_CSUM) && !vnet) {
+        pcapdev_set_err(err, errlen,
+                        "caps 'guest-csum' needs vnet-hdr = true (a guest "
+                        "learns of a partial checksum only from the virtio header)");
+        return -EINVAL;
+    }
+
+    int rc = 0;
+    if (rx) {
+        if (netdev_path(args->base_dir, rx, pp->rx_name, sizeof pp->rx_name)) {
+            pcapdev_set_err(err, errlen, "option 'rx': path too long");
+            return -ENAMETOOLONG;
+        }
+        rc = pcapdev_open_rx_file(pp, pp->rx_name, err, errlen);
+    } else if (rx_iface) {
+        snprintf(pp->rx_name, sizeof pp->rx_name, "%s", rx_iface);
+        rc = pcapdev_open_rx_iface(pp, rx_iface, err, errlen);
+    }
+    if (!rc && tx) {
+        if (netdev_path(args->out_dir, tx, pp->tx_name, sizeof pp->tx_name)) {
+            pcapdev_set_err(err, errlen, "option 'tx': path too long");
+            pcapdev_port_cleanup(pp);
+            return -ENAMETOOLONG;
+        }
+        struct stat in, out;
+        if (rx && !stat(pp->rx_name, &in) && !stat(pp->tx_name, &out)
+            && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+            pcapdev_set_err(err, errlen,
+                            "options 'rx' and 'tx' name the same file '%s'",
+                            pp->tx_name);
+            pcapdev_port_cleanup(pp);
+            return -EINVAL;
+        }
+        rc = pcapdev_open_tx_file(pp, pp->tx_name, err, errlen);
+    } else if (!rc && tx_iface) {
+        snprintf(pp->tx_name, sizeof pp->tx_name, "%s", tx_iface);
+        rc = pcapdev_open_tx_iface(pp, tx_iface, err, errlen);
+    }
+    if (rc) {
+        pcapdev_port_cleanup(pp);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static void pcapdev_port_close(struct netdev *dev)
+{
+    pcapdev_port_cleanup(dev->priv);
+}
+
+static unsigned pcapdev_n_rxq(const struct netdev *dev)
+{
+    const struct pcapdev_port *pp = dev->priv;
+    return pp->rx ? 1 : 0;
+}
+
+static unsigned pcapdev_n_txq(const struct netdev *dev)
+{
+    const struct pcapdev_port *pp = dev->priv;
+    return pp->dumper || pp->tx_live ? 1 : 0;
+}
+
+/* ---- rx ------------------------------------------------------------------ */
+
+/* Counts a record that is not delivered (malformed vnet-hdr). */
+static struct pkt *pcapdev_rx_reject(struct pcapdev_port *pp)
+{
+    pp->stats.rx_errors++;
+    pp->stats.rx_dropped++;
+    return NULL;
+}
+
+/* Turns one record into a packet, or NULL (counted) if it is not delivered. */
+static struct pkt *pcapdev_rx_decode(struct pcapdev_port *pp,
+                                     const struct pcap_pkthdr *h,
+                                     const uint8_t *data)
+{
+    uint32_t caplen = h->caplen;
+    const uint8_t *frame = data;
+    uint32_t flen = caplen;
+    uint8_t vflags = 0;
+    uint16_t cstart = 0, coff = 0;
+
+    if (pp->vnet) {
+        if (caplen < NETDEV_PCAP_VNET_HDR_LEN)
+            return pcapdev_rx_reject(pp);
+        vflags = data[0];
+        if (data[1] != VNET_GSO_NONE) /* no TSO/USO was negotiated */
+            return pcapdev_rx_reject(pp);
+        cstart = pcapdev_get_le16(data + 6);
+        coff = pcapdev_get_le16(data + 8);
+        frame = data + NETDEV_PCAP_VNET_HDR_LEN;
+        flen = caplen - NETDEV_PCAP_VNET_HDR_LEN;
+        if ((vflags & VNET_F_NEEDS_CSUM) && (uint32_t)cstart + coff + 2 > flen)
+            return pcapdev_rx_reject(pp);
+    }
+
+    struct pkt *p = pkt_alloc(flen);
+    if (!p) {
+        pp->stats.rx_dropped++;
+        return NULL;
+    }
+    pkt_reset_meta(p);
+    memcpy(p->data, frame, flen);
+    p->len = flen;
+    p->ts = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
+    if (h->len > caplen)
+        p->flags |= PKT_F_TRUNCATED;
+    if (vflags & VNET_F_NEEDS_CSUM) {
+        p->flags |= PKT_F_VNET_CSUM;
+        p->csum_start = cstart;
+        p->csum_offset = coff;
+        p->csum[CSUM_L_OUTER_L4] = CSUM_PARTIAL;
+    } else if (vflags & VNET_F_DATA_VALID) {
+        p->csum[CSUM_L_OUTER_L4] = CSUM_GOOD;
+    }
+    return p;
+}
+
+static void pcapdev_rx_fail(struct pcapdev_port *pp)
+{
+    snprintf(pp->rx_err, sizeof pp->rx_err, "%s: %s", pp->rx_name,
+             pcap_geterr(pp->rx));
+    pp->rx_failed = true;
+    pp->stats.rx_errors++;
+}
+
+/* File rx: makes pp->ahead the next deliverable record, unless at EOF. */
+static void pcapdev_rx_fill(struct pcapdev_port *pp)
+{
+    while (!pp->ahead && !pp->rx_eof) {
+        struct pcap_pkthdr *h;
+        const u_char *data;
+        int rc = pcap_next_ex(pp->rx, &h, &data);
+        if (rc == 1) {
+            pp->ahead = pcapdev_rx_decode(pp, h, data);
+        } else if (rc == PCAP_ERROR_BREAK || rc == 0) {
+            pp->rx_eof = true; /* (0, a timeout, is not a file's answer) */
+        } else {
+            pcapdev_rx_fail(pp);
+            pp->rx_eof = true;
+        }
+    }
+}
+
+/* Hands a decoded packet to the core: the emulated rx checksum verdicts
+ * of an rx-csum port, the batch summary, the counters. */
+static void pcapdev_deliver(struct pcapdev_port *pp, struct pkt_batch *batch,
+                            struct pkt *p)
+{
+    pp->stats.rx_packets++;
+    pp->stats.rx_bytes += p->len;
+    pkt_rx_verify_emulate(p, pp->caps.flags);
+    batch->flags |= pkt_batch_flags_of(p);
+    pkt_batch_add(batch, p);
+}
+
+static int pcapdev_rxq_recv_live(struct pcapdev_port *pp,
+                                 struct pkt_batch *batch, uint64_t now)
+{
+    int n = 0;
+    while ((unsigned)n < pp->burst && !pkt_batch_full(batch)) {
+        struct pcap_pkthdr *h;
+        const u_char *data;
+        int rc = pcap_next_ex(pp->rx, &h, &data);
+        if (rc == 0)
+            break; /* nothing more now */
+        if (rc != 1) {
+            pcapdev_rx_fail(pp); /* remembered, but a live port keeps trying */
+            break;
+        }
+        struct pkt *p = pcapdev_rx_decode(pp, h, data);
+        if (!p)
+            continue;
+        p->ts = now;
+        pcapdev_deliver(pp, batch, p);
+        n++;
+    }
+    return n;
+}
+
+static int pcapdev_rxq_recv(struct netdev *dev, unsigned qid,
+                            struct pkt_batch *batch, uint64_t now)
+{
+    struct pcapdev_port *pp = dev->priv;
+    if (!pp->rx || qid != 0)
+        return 0;
+    if (pp->rx_live)
+        return pcapdev_rxq_recv_live(pp, batch, now);
+    int n = 0;
+    while ((unsigned)n < pp->burst && !pkt_batch_full(batch)) {
+        pcapdev_rx_fill(pp);
+        struct pkt *p = pp->ahead;
+        if (!p || p->ts > now)
+            break;
+        pp->ahead = NULL;
+        pcapdev_deliver(pp, batch, p);
+        n++;
+    }
+    return n;
+}
+
+static enum netdev_rx_state pcapdev_rxq_peek(struct netdev *dev, unsigned qid,
+                                             uint64_t *next_ts)
+{
+    struct pcapdev_port *pp = dev->priv;
+    if (!pp->rx || qid != 0)
+        return NETDEV_RX_EOF;
+    if (pp->rx_live)
+        return NETDEV_RX_EMPTY;
+    pcapdev_rx_fill(pp);
+    if (!pp->ahead)
+        return NETDEV_RX_EOF;
+    *next_ts = pp->ahead->ts;
+    return NETDEV_RX_READY;
+}
+
+static const char *pcapdev_rx_error(const struct netdev *dev)
+{
+    const struct pcapdev_port *pp = dev->priv;
+    return pp->rx_failed ? pp->rx_err : NULL;
+}
+
+/* ---- tx ------------------------------------------------------------------ */
+
+static void pcapdev_tx_dump(struct pcapdev_port *pp, const struct pkt *p)
+{
+    struct pcap_pkthdr h;
+    const uint8_t *rec = p->data;
+    uint32_t len = p->len;
+
+    h.ts.tv_sec = (time_t)(p->ts / 1000000000u);
+    h.ts.tv_usec = (suseconds_t)(p->ts % 1000000000u / 1000u);
+    if (pp->vnet) {
+        uint8_t *v = pp->scratch;
+        memset(v, 0, NETDEV_PCAP_VNET_HDR_LEN);
+        if (p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL
+            && (p->flags & PKT_F_VNET_CSUM)) {
+            v[0] = VNET_F_NEEDS_CSUM;
+            pcapdev_put_le16(v + 6, p->csum_start);
+            pcapdev_put_le16(v + 8, p->csum_offset);
+        }
+        uint32_t room = PCAPDEV_TX_SNAPLEN;
+        memcpy(v + NETDEV_PCAP_VNET_HDR_LEN, p->data, len < room ? len : room);
+        rec = v;
+        len += NETDEV_PCAP_VNET_HDR_LEN;
+    }
+    h.len = len;
+    h.caplen = len < PCAPDEV_TX_SNAPLEN ? len : PCAPDEV_TX_SNAPLEN;
+    pcap_dump((u_char *)pp->dumper, &h, rec);
+}
+
+static int pcapdev_send_file(struct pcapdev_port *pp, struct pkt **pkts, int n)
+{
+    if (ferror(pcap_dump_file(pp->dumper)))
+        return -EIO;
+    for (int i = 0; i < n; i++) {
+        if (!pkt_tx_emulate(pkts[i], pp->caps.flags)) {
+            pp->stats.tx_offload_contract++;
+            pkt_free(pkts[i]);
+            continue;
+        }
+        pcapdev_tx_dump(pp, pkts[i]);
+        pp->stats.tx_packets++;
+        pp->stats.tx_bytes += pkts[i]->len;
+        pkt_free(pkts[i]);
+    }
+    if (pcap_dump_flush(pp->dumper) != 0)
+        pp->stats.tx_errors += (uint64_t)n; /* later sends return -EIO */
+    return n;
+}
+
+static int pcapdev_send_live(struct pcapdev_port *pp, struct pkt **pkts, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        struct pkt *p = pkts[i];
+        if (!pkt_tx_emulate(p, pp->caps.flags)) {
+            pp->stats.tx_offload_contract++;
+            pkt_free(p);
+            continue;
+        }
+        if (pcap_inject(pp->tx_live, p->data, p->len) < 0) {
+            int e = errno;
+            if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS)
+                break; /* the device queue is full: the rest stays ours */
+            if (e == ENETDOWN || e == ENXIO || e == ENODEV)
+                return i ? i : -ENETDOWN;
+            pp->stats.tx_errors++; /* this frame is bad (e.g. too long) */
+        } else {
+            pp->stats.tx_packets++;
+            pp->stats.tx_bytes += p->len;
+        }
+        pkt_free(p);
+    }
+    return i;
+}
+
+static int pcapdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts,
+                        int n)
+{
+    struct pcapdev_port *pp = dev->priv;
+    if (qid != 0 || n < 0)
+        return -EINVAL;
+    if (pp->dumper)
+        return pcapdev_send_file(pp, pkts, n);
+    if (pp->tx_live)
+        return pcapdev_send_live(pp, pkts, n);
+    return -EOPNOTSUPP;
+}
+
+/* ---- the rest ------------------------------------------------------------ */
+
+static void pcapdev_get_caps(const struct netdev *dev, struct netdev_caps *caps)
+{
+    const struct pcapdev_port *pp = dev->priv;
+    *caps = pp->caps;
+}
+
+static void pcapdev_get_stats(const struct netdev *dev,
+                              struct netdev_stats *stats)
+{
+    const struct pcapdev_port *pp = dev->priv;
+    *stats = pp->stats;
+    struct pcap_stat ps;
+    if (pp->rx_live && pcap_stats(pp->rx, &ps) == 0)
+        stats->rx_dropped += (uint64_t)ps.ps_drop + ps.ps_ifdrop;
+}
+
+/* Whether interface 'name' is up and running (has a carrier). */
+static bool pcapdev_iface_running(const char *name)
+{
+    pcap_if_t *all;
+    char ebuf[PCAP_ERRBUF_SIZE];
+    bool up = false;
+    if (pcap_findalldevs(&all, ebuf) != 0)
+        return false;
+    for (pcap_if_t *d = all; d; d = d->next) {
+        if (!strcmp(d->name, name)) {
+            up = (d->flags & PCAP_IF_UP) && (d->flags & PCAP_IF_RUNNING);
+            break;
+        }
+    }
+    pcap_freealldevs(all);
+    return up;
+}
+
+static bool pcapdev_link_up(const struct netdev *dev)
+{
+    const struct pcapdev_port *pp = dev->priv;
+    if (pp->rx_live && !pcapdev_iface_running(pp->rx_name))
+        return false;
+    if (pp->tx_live && !pp->tx_shared && !pcapdev_iface_running(pp->tx_name))
+        return false;
+    return true; /* files are always up */
+}
+
+static const struct netdev_class pcapdev_class = {
+    .type = "pcap",
+    .priv_size = sizeof(struct pcapdev_port),
+    .open = pcapdev_open,
+    .close = pcapdev_port_close,
+    .n_rxq = pcapdev_n_rxq,
+    .n_txq = pcapdev_n_txq,
+    .rxq_recv = pcapdev_rxq_recv,
+    .rxq_peek = pcapdev_rxq_peek,
+    .send = pcapdev_send,
+    .get_caps = pcapdev_get_caps,
+    .get_stats = pcapdev_get_stats,
+    .link_up = pcapdev_link_up,
+    .rx_error = pcapdev_rx_error,
+};
+
+void netdev_pcap_register(void)
+{
+    (void)netdev_register(&pcapdev_class);
+}

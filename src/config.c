@@ -1,0 +1,646 @@
+/* config.c: the INI config file -> ports, datapath knobs and rules.
+ *
+ * libinih does the "key = value" syntax. We feed it through our own line
+ * reader (ini_parse_stream), which
+ *   - rejects lines longer than CONFIG_MAX_LINE instead of letting inih
+ *     split them (which would also shift every later line number),
+ *   - counts lines, so the handler knows where it is,
+ *   - drops leading blanks, so an indented line is an ordinary line and
+ *     never an inih "continuation" of the previous value,
+ *   - sees the "[section]" headers, so an empty section is still checked
+ *     and errors point at the header line.
+ * The first error wins: once one is recorded, the reader reports end of
+ * file and inih stops. */
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define CONFIG_ERR_MAX 512
+
+enum config_section { SECT_NONE, SECT_DATAPATH, SECT_PORT, SECT_RULES };
+
+/* State of one config_load(). */
+struct config_ctx {
+    struct config *cfg;
+    FILE *f;
+    char *line;       /* getline() buffer */
+    size_t line_cap;
+    int lineno;       /* of the line last handed to inih */
+
+    enum config_section sect;
+    struct config_port *port; /* the current [port NAME] */
+    bool knob_set[8];         /* [datapath] keys already given */
+    int port_type_line;       /* line of the current port's 'type', 0: none yet */
+    bool port_caps_given, port_retries_given;
+
+    /* Where each cfg->rules[i] comes from: NULL = the config itself, else
+     * the (owned) path of an included flows file. */
+    char **rule_src;
+    char **includes; /* owned paths of included files */
+    size_t n_includes;
+    size_t rules_cap;
+
+    bool failed;
+    int err_line;     /* 0: not tied to a line */
+    const char *err_file; /* NULL: cfg->path */
+    char err[CONFIG_ERR_MAX];
+};
+
+static void ctx_fail(struct config_ctx *c, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Records the error unless one is already recorded (the first one wins). */
+static void ctx_fail(struct config_ctx *c, int line, const char *fmt, ...)
+{
+    if (c->failed)
+        return;
+    c->failed = true;
+    c->err_line = line;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+}
+
+/* A non-negative decimal integer (no sign, no blanks) in [min, max]. */
+static bool config_parse_uint(const char *s, unsigned long min, unsigned long max,
+                              unsigned long *out)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (max - d) / 10 || d > max)
+            return false;
+        v = v * 10 + d;
+    }
+    if (v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* [datapath]                                                               */
+
+/* The knobs: one line each. All are uint32_t fields of struct dp_knobs. */
+static const struct {
+    const char *name;
+    size_t off;
+    unsigned long min, max;
+} config_knobs[] = {
+    {"tx-flush-interval", offsetof(struct dp_knobs, tx_flush_interval_us), 0, 1000000},
+    {"tx-retries", offsetof(struct dp_knobs, tx_retries), 0, 32},
+};
+
+#define N_CONFIG_KNOBS (sizeof config_knobs / sizeof config_knobs[0])
+
+void dp_knobs_default(struct dp_knobs *k)
+{
+    memset(k, 0, sizeof *k);
+    k->tx_flush_interval_us = 0;
+    k->tx_retries = 8;
+}
+
+static int config_knob(struct config_ctx *c, const char *name, const char *value)
+{
+    _Static_assert(N_CONFIG_KNOBS <= sizeof ((struct config_ctx *)0)->knob_set,
+                   "knob_set too small");
+    for (size_t i = 0; i < N_CONFIG_KNOBS; i++) {
+        if (strcmp(name, config_knobs[i].name))
+            continue;
+        unsigned long v;
+        if (c->knob_set[i]) {
+            ctx_fail(c, c->lineno, "duplicate knob '%s'", name);
+            return 0;
+        }
+        if (!config_parse_uint(value, config_knobs[i].min, config_knobs[i].max, &v)) {
+            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected %lu..%lu)", value,
+                     name, config_knobs[i].min, config_knobs[i].max);
+            return 0;
+        }
+        c->knob_set[i] = true;
+        uint32_t v32 = (uint32_t)v;
+        memcpy((char *)&c->cfg->knobs + config_knobs[i].off, &v32, sizeof v32);
+        return 1;
+    }
+    char known[256];
+    size_t used = 0;
+    known[0] = '\0';
+    for (size_t i = 0; i < N_CONFIG_KNOBS && used < sizeof known; i++) {
+        int n = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                         config_knobs[i].name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s)", name, known);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* [port NAME]                                                              */
+
+#define PORT_TX_RETRIES_MAX 32
+
+static bool config_port_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= NETDEV_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
+static bool config_is_number(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+static int config_port_key(struct config_ctx *c, const char *name, const char *value)
+{
+    struct config_port *p = c->port;
+    if (!strcmp(name, "type")) {
+        if (c->port_type_line) {
+            ctx_fail(c, c->lineno, "duplicate key 'type' (first at line %d)",
+                     c->port_type_line);
+            return 0;
+        }
+        if (strlen(value) >= sizeof p->type || !netdev_class_find(value)) {
+            char types[256];
+            netdev_types(types, sizeof types);
+            ctx_fail(c, c->lineno, "unknown port type '%s' (known: %s)", value,
+                     types[0] ? types : "none registered");
+            return 0;
+        }
+        strcpy(p->type, value);
+        c->port_type_line = c->lineno;
+        return 1;
+    }
+    if (!strcmp(name, "caps")) {
+        char e[256] = "";
+        if (c->port_caps_given) {
+            ctx_fail(c, c->lineno, "duplicate key 'caps'");
+            return 0;
+        }
+        if (netdev_caps_parse(value, &p->caps, e, sizeof e)) {
+            ctx_fail(c, c->lineno, "caps: %s", e);
+            return 0;
+        }
+        c->port_caps_given = true;
+        p->caps_set = true;
+        return 1;
+    }
+    if (!strcmp(name, "tx-retries")) {
+        unsigned long v;
+        if (c->port_retries_given) {
+            ctx_fail(c, c->lineno, "duplicate key 'tx-retries'");
+            return 0;
+        }
+        if (!config_parse_uint(value, 0, PORT_TX_RETRIES_MAX, &v)) {
+            ctx_fail(c, c->lineno, "bad value '%s' for 'tx-retries' (expected 0..%d)",
+                     value, PORT_TX_RETRIES_MAX);
+            return 0;
+        }
+        c->port_retries_given = true;
+        p->tx_retries = (int)v;
+        return 1;
+    }
+
+    /* A backend option: kept in file order, validated by the backend. */
+    struct netdev_opt *opts = realloc(p->opts, (p->n_opts + 1) * sizeof *opts);
+    if (!opts) {
+        ctx_fail(c, c->lineno, "out of memory");
+        return 0;
+    }
+    p->opts = opts;
+    char *k = strdup(name), *v = strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        ctx_fail(c, c->lineno, "out of memory");
+        return 0;
+    }
+    opts[p->n_opts].key = k;
+    opts[p->n_opts].value = v;
+    opts[p->n_opts].line = c->lineno;
+    p->n_opts++;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* [rules]                                                                  */
+
+static int config_add_rule(struct config_ctx *c, const char *text, int line, char *src)
+{
+    struct config *cfg = c->cfg;
+    if (cfg->n_rules == c->rules_cap) {
+        size_t cap = c->rules_cap ? c->rules_cap * 2 : 16;
+        struct config_rule *rules = realloc(cfg->rules, cap * sizeof *rules);
+        if (rules)
+            cfg->rules = rules;
+        char **srcs = realloc(c->rule_src, cap * sizeof *srcs);
+        if (srcs)
+            c->rule_src = srcs;
+        if (!rules || !srcs)
+            return -1;
+        c->rules_cap = cap;
+    }
+    char *t = strdup(text);
+    if (!t)
+        return -1;
+    cfg->rules[cfg->n_rules].text = t;
+    cfg->rules[cfg->n_rules].line = line;
+    c->rule_src[cfg->n_rules] = src;
+    cfg->n_rules++;
+    return 0;
+}
+
+static bool config_blank(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\f' || ch == '\v';
+}
+
+/* "include = PATH": one rule per line, blank lines and #-comments skipped.
+ * The rules are validated with the others once every port is known. */
+static int config_include(struct config_ctx *c, const char *value)
+{
+    const char *dir = c->cfg->dir;
+    bool as_is = value[0] == '/' || !strcmp(dir, ".");
+    size_t len = (as_is ? 0 : strlen(dir) + 1) + strlen(value) + 1;
+    char *path = malloc(len);
+    char **incs = realloc(c->includes, (c->n_includes + 1) * sizeof *incs);
+    if (incs)
+        c->includes = incs;
+    if (!path || !incs) {
+        free(path);
+        ctx_fail(c, c->lineno, "out of memory");
+        return 0;
+    }
+    if (as_is)
+        snprintf(path, len, "%s", value);
+    else
+        snprintf(path, len, "%s/%s", dir, value);
+    c->includes[c->n_includes++] = path;
+
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ctx_fail(c, c->lineno, "include: %s: %s", path, strerror(errno));
+        return 0;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lineno = 0, ok = 1;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        char *s = line, *e = line + n;
+        while (s < e && config_blank(*s))
+            s++;
+        while (e > s && config_blank(e[-1]))
+            e--;
+        *e = '\0';
+        if (!*s || *s == '#')
+            continue;
+        if (config_add_rule(c, s, lineno, path)) {
+            ctx_fail(c, c->lineno, "out of memory");
+            ok = 0;
+            break;
+        }
+    }
+    if (ok && ferror(f)) {
+        ctx_fail(c, c->lineno, "include: %s: %s", path, strerror(errno));
+        ok = 0;
+    }
+    free(line);
+    fclose(f);
+    return ok;
+}
+
+static int config_rules_key(struct config_ctx *c, const char *name, const char *value)
+{
+    if (!strcmp(name, "rule")) {
+        if (config_add_rule(c, value, c->lineno, NULL)) {
+            ctx_fail(c, c->lineno, "out of memory");
+            return 0;
+        }
+        return 1;
+    }
+    if (!strcmp(name, "include"))
+        return config_include(c, value);
+    ctx_fail(c, c->lineno, "unknown key '%s' in [rules] (expected 'rule' or 'include')",
+             name);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sections and the inih plumbing                                           */
+
+/* Checks what a finished section must have. */
+static void config_section_end(struct config_ctx *c)
+{
+    if (c->sect == SECT_PORT && !c->port_type_line)
+        ctx_fail(c, c->port->line, "port '%s' has no 'type'", c->port->name);
+}
+
+/* A "[...]" header; 'raw' is the text between the brackets. */
+static void config_section_begin(struct config_ctx *c, char *raw)
+{
+    struct config *cfg = c->cfg;
+    config_section_end(c);
+    if (c->failed)
+        return;
+
+    char *s = raw, *e = raw + strlen(raw);
+    while (config_blank(*s))
+        s++;
+    while (e > s && config_blank(e[-1]))
+        e--;
+    *e = '\0';
+
+    c->port = NULL;
+    if (!strcmp(s, "datapath")) {
+        c->sect = SECT_DATAPATH;
+        return;
+    }
+    if (!strcmp(s, "rules")) {
+        c->sect = SECT_RULES;
+        return;
+    }
+    if (strncmp(s, "port", 4) || (s[4] && !config_blank(s[4]))) {
+        ctx_fail(c, c->lineno, "unknown section '[%s]' (expected [datapath], [port NAME] "
+                 "or [rules])", s);
+        return;
+    }
+    char *name = s + 4;
+    while (config_blank(*name))
+        name++;
+    if (!*name) {
+        ctx_fail(c, c->lineno, "port section without a name (expected [port NAME])");
+        return;
+    }
+    if (!config_port_name_ok(name)) {
+        ctx_fail(c, c->lineno, "bad port name '%s' (1..%d characters of A-Z a-z 0-9 _ . -)",
+                 name, NETDEV_NAME_MAX - 1);
+        return;
+    }
+    if (config_is_number(name)) {
+        ctx_fail(c, c->lineno, "bad port name '%s' (a number would be ambiguous in rules)",
+                 name);
+        return;
+    }
+    int dup = config_port_index(cfg, name);
+    if (dup >= 0) {
+        ctx_fail(c, c->lineno, "duplicate port '%s' (first at line %d)", name,
+                 cfg->ports[dup].line);
+        return;
+    }
+    if (cfg->n_ports >= CONFIG_MAX_PORTS) {
+        ctx_fail(c, c->lineno, "too many ports (max %d)", CONFIG_MAX_PORTS);
+        return;
+    }
+    struct config_port *p = &cfg->ports[cfg->n_ports++];
+    memset(p, 0, sizeof *p);
+    strcpy(p->name, name);
+    p->line = c->lineno;
+    p->tx_retries = -1;
+    c->sect = SECT_PORT;
+    c->port = p;
+    c->port_type_line = 0;
+    c->port_caps_given = false;
+    c->port_retries_given = false;
+}
+
+/* The ini_reader: one line per call, as described at the top. */
+static char *config_reader(char *str, int num, void *stream)
+{
+    struct config_ctx *c = stream;
+    if (c->failed || num <= 0)
+        return NULL;
+    ssize_t n = getline(&c->line, &c->line_cap, c->f);
+    if (n < 0) {
+        if (ferror(c->f))
+            ctx_fail(c, 0, "%s: %s", c->cfg->path, strerror(errno));
+        return NULL;
+    }
+    c->lineno++;
+    char *s = c->line, *e = c->line + n;
+    if (e > s && e[-1] == '\n')
+        e--;
+    if (e > s && e[-1] == '\r')
+        e--;
+    *e = '\0';
+    if (c->lineno == 1 && e - s >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3))
+        s += 3;
+    if (e - s > CONFIG_MAX_LINE) {
+        ctx_fail(c, c->lineno, "line too long (max %d characters)", CONFIG_MAX_LINE);
+        return NULL;
+    }
+    while (config_blank(*s))
+        s++;
+
+    if (*s == '[') {
+        char *close = strchr(s, ']');
+        if (!close) {
+            ctx_fail(c, c->lineno, "missing ']' in section header");
+            return NULL;
+        }
+        char *rest = close + 1;
+        while (config_blank(*rest))
+            rest++;
+        if (*rest && *rest != ';' && *rest != '#') {
+            ctx_fail(c, c->lineno, "unexpected text after ']'");
+            return NULL;
+        }
+        /* Name the section ourselves; inih still sees the header. */
+        size_t len = (size_t)(close - s - 1);
+        char raw[CONFIG_MAX_LINE + 1];
+        memcpy(raw, s + 1, len);
+        raw[len] = '\0';
+        config_section_begin(c, raw);
+        if (c->failed)
+            return NULL;
+    }
+
+    size_t len = strlen(s);
+    if (len > (size_t)num - 1)
+        len = (size_t)num - 1; /* cannot happen: num is INI_MAX_LINE */
+    memcpy(str, s, len);
+    str[len] = '\0';
+    return str;
+}
+
+static int config_handler(void *user, const char *section, const char *name,
+                          const char *value)
+{
+    struct config_ctx *c = user;
+    (void)section; /* tracked by config_reader */
+    if (c->failed)
+        return 0;
+    switch (c->sect) {
+    case SECT_NONE:
+        ctx_fail(c, c->lineno, "key '%s' outside of a section", name);
+        return 0;
+    case SECT_DATAPATH:
+        return config_knob(c, name, value);
+    case SECT_PORT:
+        return config_port_key(c, name, value);
+    case SECT_RULES:
+        return config_rules_key(c, name, value);
+    }
+    return 0;
+}
+
+/* Parses every rule once, now that every port is known. */
+static void config_check_rules(struct config_ctx *c)
+{
+    struct config *cfg = c->cfg;
+    for (size_t i = 0; i < cfg->n_rules && !c->failed; i++) {
+        struct rule *r;
+        char e[CONFIG_ERR_MAX - 64];
+        if (rule_parse(cfg->rules[i].text, config_rule_port_lookup, cfg, &r, e, sizeof e)) {
+            ctx_fail(c, cfg->rules[i].line, "rule: %s", e);
+            c->err_file = c->rule_src[i];
+        } else {
+            rule_free(r);
+        }
+    }
+}
+
+static char *config_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static void config_init(struct config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    dp_knobs_default(&cfg->knobs);
+}
+
+int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
+{
+    struct config_ctx *c = calloc(1, sizeof *c);
+    config_init(cfg);
+    if (err && errlen)
+        err[0] = '\0';
+    if (!c) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    c->cfg = cfg;
+    cfg->path = strdup(path);
+    cfg->dir = config_dirname(path);
+    if (!cfg->path || !cfg->dir) {
+        ctx_fail(c, 0, "%s: out of memory", path);
+    } else if (!(c->f = fopen(path, "r"))) {
+        ctx_fail(c, 0, "%s: %s", path, strerror(errno));
+    } else {
+        int rc = ini_parse_stream(config_reader, c, config_handler, c);
+        if (!c->failed)
+            config_section_end(c);
+        /* inih's own error (a line that is neither a header, a comment
+         * nor "key = value") wins if it comes first. */
+        if (rc > 0 && (!c->failed || rc < c->err_line)) {
+            c->failed = false;
+            c->err_file = NULL;
+            ctx_fail(c, rc, "syntax error: expected '[section]' or 'key = value'");
+        } else if (rc < 0 && !c->failed) {
+            ctx_fail(c, 0, "%s: out of memory", path);
+        }
+        if (!c->failed)
+            config_check_rules(c);
+        fclose(c->f);
+    }
+
+    int ret = 0;
+    if (c->failed) {
+        if (err && errlen) {
+            const char *file = c->err_file ? c->err_file : path;
+            if (c->err_line > 0)
+                snprintf(err, errlen, "%s:%d: %s", file, c->err_line, c->err);
+            else
+                snprintf(err, errlen, "%s", c->err);
+        }
+        config_free(cfg);
+        ret = -1;
+    }
+    for (size_t i = 0; i < c->n_includes; i++)
+        free(c->includes[i]);
+    free(c->includes);
+    free(c->rule_src);
+    free(c->line);
+    free(c);
+    return ret;
+}
+
+void config_free(struct config *cfg)
+{
+    if (!cfg)
+        return;
+    free(cfg->path);
+    free(cfg->dir);
+    for (size_t i = 0; i < cfg->n_ports && i < CONFIG_MAX_PORTS; i++) {
+        struct config_port *p = &cfg->ports[i];
+        for (size_t j = 0; j < p->n_opts; j++) {
+            free((char *)p->opts[j].key);
+            free((char *)p->opts[j].value);
+        }
+        free(p->opts);
+    }
+    for (size_t i = 0; i < cfg->n_rules; i++)
+        free(cfg->rules[i].text);
+    free(cfg->rules);
+    config_init(cfg);
+}
+
+int config_port_index(const struct config *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->n_ports; i++)
+        if (!strcmp(cfg->ports[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+int config_rule_port_lookup(void *aux, const char *name)
+{
+    const struct config *cfg = aux;
+    int i = config_port_index(cfg, name);
+    if (i >= 0)
+        return i;
+    /* A port number: only one that exists. */
+    unsigned long n;
+    if (config_parse_uint(name, 0, CONFIG_MAX_PORTS, &n) && n < cfg->n_ports)
+        return (int)n;
+    return -1;
+}
