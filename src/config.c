@@ -101,6 +101,7 @@ static const struct {
 } config_knobs[] = {
     {"tx-flush-interval", offsetof(struct dp_knobs, tx_flush_interval_us), 0, 1000000},
     {"tx-retries", offsetof(struct dp_knobs, tx_retries), 0, 32},
+    {"replay-iteration-ns", offsetof(struct dp_knobs, replay_iteration_ns), 0, 1000000000},
 };
 
 #define N_CONFIG_KNOBS (sizeof config_knobs / sizeof config_knobs[0])
@@ -110,12 +111,29 @@ void dp_knobs_default(struct dp_knobs *k)
     memset(k, 0, sizeof *k);
     k->tx_flush_interval_us = 0;
     k->tx_retries = 8;
+    k->replay_iteration_ns = 0;
+    k->bad_csum_forward = false;
 }
 
 static int config_knob(struct config_ctx *c, const char *name, const char *value)
 {
-    _Static_assert(N_CONFIG_KNOBS <= sizeof ((struct config_ctx *)0)->knob_set,
+    _Static_assert(N_CONFIG_KNOBS + 1 <= sizeof ((struct config_ctx *)0)->knob_set,
                    "knob_set too small");
+    if (!strcmp(name, "bad-csum")) {
+        /* The one word-valued knob; its "set" slot follows the numeric ones. */
+        if (c->knob_set[N_CONFIG_KNOBS]) {
+            ctx_fail(c, c->lineno, "duplicate knob '%s'", name);
+            return 0;
+        }
+        if (strcmp(value, "drop") && strcmp(value, "forward")) {
+            ctx_fail(c, c->lineno, "bad value '%s' for 'bad-csum' (expected drop or forward)",
+                     value);
+            return 0;
+        }
+        c->knob_set[N_CONFIG_KNOBS] = true;
+        c->cfg->knobs.bad_csum_forward = !strcmp(value, "forward");
+        return 1;
+    }
     for (size_t i = 0; i < N_CONFIG_KNOBS; i++) {
         if (strcmp(name, config_knobs[i].name))
             continue;
@@ -144,7 +162,7 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
             break;
         used += (size_t)n;
     }
-    ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s)", name, known);
+    ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s, bad-csum)", name, known);
     return 0;
 }
 

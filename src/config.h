@@ -48,6 +48,8 @@ struct config_rule {
 struct dp_knobs {
     uint32_t tx_flush_interval_us; /* 0..1000000, default 0 */
     uint32_t tx_retries;           /* default per-port retries, 0..32, default 8 */
+    uint32_t replay_iteration_ns;  /* virtual time one poll iteration takes in
+                                    * replay, 0..1e9, default 0 (see dp_replay) */
     bool bad_csum_forward;         /* bad-csum = drop (default) | forward */
 };
 

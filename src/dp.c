@@ -256,11 +256,17 @@ void dp_pmd_process(struct dp_pmd *pmd)
     pmd->copies += ctx.copies;
 }
 
+/* After an rx batch: sends the queues whose interval expired, and the full
+ * ones (a full batch gains nothing by waiting). */
 static void dp_pmd_flush_due(struct dp_pmd *pmd)
 {
-    for (unsigned i = 0; i < pmd->dp->n_ports; i++)
-        if (txq_queued(&pmd->txq[i]))
-            txq_flush_if_due(&pmd->txq[i], pmd->now);
+    for (unsigned i = 0; i < pmd->dp->n_ports; i++) {
+        struct txq *q = &pmd->txq[i];
+        if (txq_queued(q) >= PKT_BATCH_MAX)
+            txq_flush(q, pmd->now);
+        else if (txq_queued(q))
+            txq_flush_if_due(q, pmd->now);
+    }
 }
 
 /* Receives one batch from (port, qid) and processes it. */
@@ -394,40 +400,81 @@ void dp_totals(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
         t->tx -= dp_port_contract_drops(dp, p);
 }
 
+/* The earliest pending rx time over every port, UINT64_MAX if none; marks
+ * ports with nothing left to replay as done. */
+static uint64_t dp_next_rx_time(struct dp *dp)
+{
+    uint64_t next = UINT64_MAX;
+    for (unsigned i = 0; i < dp->n_ports; i++) {
+        struct dp_port *port = &dp->ports[i];
+        if (!port->dev || port->rx_done)
+            continue;
+        unsigned nq = port->dev->class->n_rxq(port->dev);
+        bool pending = false;
+        for (unsigned q = 0; q < nq; q++) {
+            uint64_t ts;
+            if (netdev_rxq_peek(port->dev, q, &ts) == NETDEV_RX_READY) {
+                pending = true;
+                if (ts < next)
+                    next = ts;
+            }
+        }
+        /* A live source (EMPTY) has nothing to replay: done too. */
+        if (!pending)
+            port->rx_done = true;
+    }
+    return next;
+}
+
+static bool dp_pmd_holds_packets(const struct dp_pmd *pmd)
+{
+    for (unsigned i = 0; i < pmd->dp->n_ports; i++)
+        if (txq_queued(&pmd->txq[i]))
+            return true;
+    return false;
+}
+
+/* The replay models a PMD that polls back to back, each iteration taking
+ * replay-iteration-ns (P) of virtual time: after a poll at t the next poll is
+ * at t + P, and receives every frame stamped up to then. When the next
+ * frame is later than that, the poll at t + P finds nothing and, being
+ * idle, flushes everything queued; the clock then jumps to the frame. With
+ * P = 0 a poll takes no time: frames sharing a timestamp form rx batches
+ * and the PMD goes idle between timestamps. */
 int dp_replay(struct dp *dp, struct dp_pmd *pmd)
 {
+    uint64_t iter = dp->knobs.replay_iteration_ns;
+    bool polled = false;
+
     fs_clock_init(&dp->clock, FS_CLOCK_VIRTUAL);
     for (;;) {
-        uint64_t next = UINT64_MAX;
-        for (unsigned i = 0; i < dp->n_ports; i++) {
-            struct dp_port *port = &dp->ports[i];
-            if (!port->dev || port->rx_done)
-                continue;
-            unsigned nq = port->dev->class->n_rxq(port->dev);
-            bool live = false;
-            for (unsigned q = 0; q < nq; q++) {
-                uint64_t ts;
-                enum netdev_rx_state st = netdev_rxq_peek(port->dev, q, &ts);
-                if (st == NETDEV_RX_READY) {
-                    live = true;
-                    if (ts < next)
-                        next = ts;
-                }
-            }
-            /* A live source (EMPTY) has nothing to replay: done too. */
-            if (!live)
-                port->rx_done = true;
-        }
+        uint64_t next = dp_next_rx_time(dp);
         if (next == UINT64_MAX)
             break;
-        fs_clock_advance(&dp->clock, next);
+        uint64_t now = fs_clock_now(&dp->clock);
+        uint64_t t = next;
+        if (polled) {
+            if (next > now + iter && dp_pmd_holds_packets(pmd)) {
+                fs_clock_advance(&dp->clock, now + iter);
+                dp_pmd_poll(pmd, now + iter); /* idle: flushes */
+            }
+            if (t < now + iter)
+                t = now + iter;
+        }
+        fs_clock_advance(&dp->clock, t);
         if (dp_pmd_poll(pmd, fs_clock_now(&dp->clock)) == 0) {
             /* A backend announced a frame it does not deliver: stop rather
              * than spin. */
             fprintf(stderr, "flowswitch: replay stalled at t=%" PRIu64 " ns\n", next);
             break;
         }
+        polled = true;
     }
+    /* The last iteration is followed by an idle one (and shutdown). */
+    uint64_t now = fs_clock_now(&dp->clock);
+    if (polled)
+        fs_clock_advance(&dp->clock, now + iter);
+    pmd->now = fs_clock_now(&dp->clock);
     dp_pmd_flush(pmd);
 
     int rc = 0;

@@ -1,0 +1,177 @@
+/* txq.c: per (PMD, output port) transmit batching.
+ *
+ * One queue per (PMD, port), touched only by its PMD: no locks, no
+ * allocation. The hot path is txq_enqueue() (two stores and a compare per
+ * packet) and one pass over the queue in txq_flush() that stamps pkt->ts,
+ * sums the bytes and records the wait, before the backend owns anything.
+ *
+ * Accounting of one flush of n packets (all of them at time 'now'):
+ *   - every backend send call lands in exactly one batch_hist bucket (the
+ *     number it accepted, 0 for a call that failed), so
+ *     sum(batch_hist) == send_calls and sum(i * batch_hist[i]) == packets;
+ *   - every one of the n packets, accepted or dropped, adds one wait_hist
+ *     sample of now - its enqueue time;
+ *   - accepted + dropped == n, and the queue is empty afterwards.
+ *
+ * Wait histogram bucket edges (TXQ_WAIT_BUCKETS = 16, "bucket i counts
+ * waits < 2^i us", 1 us = 1000 ns exactly):
+ *   bucket 0:           [0, 1000) ns
+ *   bucket i (1..14):   [2^(i-1) * 1000, 2^i * 1000) ns
+ *   bucket 15:          [16384000 ns, inf)
+ * i.e. the bucket of a wait w is 0 if w < 1 us, else 1 + floor(log2(w_us))
+ * with w_us = floor(w / 1000), capped at 15.
+ *
+ * Drop reasons: what a send failing with -errno left is tx_error, or
+ * tx_down when netdev_link_up() says the link is down; what is left after
+ * zero progress or the last retry is tx_full, or tx_down on a down link. A
+ * queue whose dev is NULL (port removed) drops everything as tx_down.
+ * txq_purge() has no time, so purged packets add no wait sample.
+ *
+ * The owner may change q->interval_ns and q->retries between calls (the
+ * run-time tx-flush-interval / tx-retries knobs); they apply from the next
+ * flush_if_due / flush. */
+#include "txq.h"
+
+#include <assert.h>
+
+#include "clock.h"
+
+void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
+              uint64_t interval_ns)
+{
+    q->dev = dev;
+    q->qid = qid;
+    q->retries = retries > TXQ_MAX_RETRIES ? TXQ_MAX_RETRIES : retries;
+    q->interval_ns = interval_ns;
+    q->count = 0;
+    q->first_ns = 0;
+    for (unsigned i = 0; i < PKT_BATCH_MAX; i++) {
+        q->pkts[i] = NULL;
+        q->enq_ns[i] = 0;
+    }
+    q->stats = (struct txq_stats){0};
+}
+
+/* Bucket of a wait of 'ns' nanoseconds (edges in the file comment). */
+static inline unsigned txq_wait_bucket(uint64_t ns)
+{
+    uint64_t us = ns / FS_NSEC_PER_USEC;
+    if (us == 0)
+        return 0;
+    unsigned b = 64u - (unsigned)__builtin_clzll(us); /* 1 + floor(log2(us)) */
+    return b < TXQ_WAIT_BUCKETS ? b : TXQ_WAIT_BUCKETS - 1;
+}
+
+void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now)
+{
+    if (q->count >= PKT_BATCH_MAX)
+        txq_flush(q, now);
+    unsigned i = q->count;
+    if (i == 0)
+        q->first_ns = now;
+    q->pkts[i] = pkt;
+    q->enq_ns[i] = now;
+    q->count = (uint16_t)(i + 1);
+}
+
+/* Frees pkts[from..n) and counts them under 'reason'. */
+static void txq_drop_tail(struct txq *q, unsigned from, unsigned n,
+                          enum drop_reason reason)
+{
+    for (unsigned i = from; i < n; i++)
+        pkt_free(q->pkts[i]);
+    q->stats.dropped[reason] += n - from;
+}
+
+void txq_flush(struct txq *q, uint64_t now)
+{
+    unsigned n = q->count;
+    if (n == 0)
+        return;
+
+    /* One pass while we still own every packet: stamp the send time, keep
+     * the running byte count (accepted packets may be freed by the backend
+     * as soon as send returns) and record the waits. Packets enqueued in
+     * the same poll iteration share an enqueue time, so the bucket is
+     * recomputed only when that time changes. */
+    struct txq_stats *st = &q->stats;
+    uint64_t cum_bytes[PKT_BATCH_MAX + 1];
+    uint64_t prev_enq = q->enq_ns[0];
+    uint64_t max_wait = now > prev_enq ? now - prev_enq : 0;
+    unsigned bucket = txq_wait_bucket(max_wait);
+    cum_bytes[0] = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct pkt *p = q->pkts[i];
+        p->ts = now;
+        cum_bytes[i + 1] = cum_bytes[i] + p->len;
+        uint64_t e = q->enq_ns[i];
+        if (e != prev_enq) {
+            prev_enq = e;
+            uint64_t w = now > e ? now - e : 0;
+            if (w > max_wait)
+                max_wait = w;
+            bucket = txq_wait_bucket(w);
+        }
+        st->wait_hist[bucket]++;
+    }
+    if (max_wait > st->wait_max_ns)
+        st->wait_max_ns = max_wait;
+    q->count = 0;
+
+    struct netdev *dev = q->dev;
+    if (dev == NULL) { /* port gone: nothing can be sent */
+        txq_drop_tail(q, 0, n, DROP_tx_down);
+        return;
+    }
+
+    unsigned sent = 0;
+    unsigned retries_left = q->retries;
+    for (;;) {
+        int r = dev->class->send(dev, q->qid, q->pkts + sent, (int)(n - sent));
+        st->send_calls++;
+        if (r < 0) {
+            st->batch_hist[0]++;
+            txq_drop_tail(q, sent, n,
+                          netdev_link_up(dev) ? DROP_tx_error : DROP_tx_down);
+            break;
+        }
+        unsigned acc = (unsigned)r;
+        if (acc > n - sent) /* a backend bug: it cannot take more than offered */
+            acc = n - sent;
+        st->batch_hist[acc]++;
+        sent += acc;
+        if (sent == n)
+            break;
+        if (acc == 0 || retries_left == 0) {
+            /* Zero progress or out of retries. A down link explains a
+             * refusal better than a full queue does. */
+            txq_drop_tail(q, sent, n,
+                          netdev_link_up(dev) ? DROP_tx_full : DROP_tx_down);
+            break;
+        }
+        retries_left--;
+        st->retries++;
+    }
+    st->packets += sent;
+    st->bytes += cum_bytes[sent];
+}
+
+bool txq_flush_if_due(struct txq *q, uint64_t now)
+{
+    if (q->count == 0)
+        return false;
+    if (q->interval_ns != 0 &&
+        (now < q->first_ns || now - q->first_ns < q->interval_ns))
+        return false;
+    txq_flush(q, now);
+    return true;
+}
+
+void txq_purge(struct txq *q, enum drop_reason reason)
+{
+    assert((unsigned)reason < DROP_N_REASONS);
+    if ((unsigned)reason >= DROP_N_REASONS)
+        reason = DROP_tx_down;
+    txq_drop_tail(q, 0, q->count, reason);
+    q->count = 0;
+}
