@@ -24,7 +24,7 @@
 
 #define CONFIG_ERR_MAX 512
 
-enum config_section { SECT_NONE, SECT_DATAPATH, SECT_PORT, SECT_RULES };
+enum config_section { SECT_NONE, SECT_DATAPATH, SECT_PORT, SECT_RULES, SECT_CHANGE };
 
 /* State of one config_load(). */
 struct config_ctx {
@@ -39,6 +39,7 @@ struct config_ctx {
     bool knob_set[8];         /* [datapath] keys already given */
     int port_type_line;       /* line of the current port's 'type', 0: none yet */
     bool port_caps_given, port_retries_given;
+    bool change_time_given;   /* of the current [change NAME] */
 
     /* Where each cfg->rules[i] comes from: NULL = the config itself, else
      * the (owned) path of an included flows file. */
@@ -372,6 +373,129 @@ static int config_rules_key(struct config_ctx *c, const char *name, const char *
 }
 
 /* ------------------------------------------------------------------------ */
+/* [change NAME]                                                            */
+
+/* "SECONDS[.FRACTION]" with at most 9 fraction digits, into ns. */
+static bool config_parse_seconds(const char *s, uint64_t *ns)
+{
+    unsigned long whole;
+    char buf[32];
+    const char *dot = strchr(s, '.');
+    size_t wl = dot ? (size_t)(dot - s) : strlen(s);
+    if (wl == 0 || wl >= sizeof buf)
+        return false;
+    memcpy(buf, s, wl);
+    buf[wl] = '\0';
+    if (!config_parse_uint(buf, 0, 1000000000ul, &whole))
+        return false;
+    uint64_t frac = 0;
+    if (dot) {
+        const char *f = dot + 1;
+        size_t fl = strlen(f);
+        if (fl == 0 || fl > 9)
+            return false;
+        for (size_t i = 0; i < 9; i++) {
+            if (i < fl && (f[i] < '0' || f[i] > '9'))
+                return false;
+            frac = frac * 10 + (i < fl ? (uint64_t)(f[i] - '0') : 0);
+        }
+    }
+    *ns = (uint64_t)whole * 1000000000ull + frac;
+    return true;
+}
+
+static int config_change_rule(struct config_ctx *c, struct config_rule **list,
+                              size_t *n, const char *value)
+{
+    struct config_rule *l = realloc(*list, (*n + 1) * sizeof *l);
+    char *t = strdup(value);
+    if (l)
+        *list = l;
+    if (!l || !t) {
+        free(t);
+        ctx_fail(c, c->lineno, "out of memory");
+        return 0;
+    }
+    l[*n].text = t;
+    l[*n].line = c->lineno;
+    (*n)++;
+    return 1;
+}
+
+static int config_change_key(struct config_ctx *c, const char *name, const char *value)
+{
+    struct config_change *ch = &c->cfg->changes[c->cfg->n_changes - 1];
+    if (!strcmp(name, "time")) {
+        if (c->change_time_given) {
+            ctx_fail(c, c->lineno, "duplicate key 'time'");
+            return 0;
+        }
+        if (!config_parse_seconds(value, &ch->time_ns)) {
+            ctx_fail(c, c->lineno, "bad value '%s' for 'time' (expected seconds, e.g. 1.5)",
+                     value);
+            return 0;
+        }
+        if (c->cfg->n_changes > 1 && ch->time_ns < ch[-1].time_ns) {
+            ctx_fail(c, c->lineno, "change '%s' is earlier than the change before it",
+                     ch->name);
+            return 0;
+        }
+        c->change_time_given = true;
+        return 1;
+    }
+    if (!strcmp(name, "add"))
+        return config_change_rule(c, &ch->add, &ch->n_add, value);
+    if (!strcmp(name, "delete"))
+        return config_change_rule(c, &ch->del, &ch->n_del, value);
+    if (!strcmp(name, "clear")) {
+        if (strcmp(value, "true") && strcmp(value, "false")) {
+            ctx_fail(c, c->lineno, "bad value '%s' for 'clear' (expected true or false)",
+                     value);
+            return 0;
+        }
+        ch->clear = !strcmp(value, "true");
+        return 1;
+    }
+    if (!strcmp(name, "tx-flush-interval")) {
+        unsigned long v;
+        if (!config_parse_uint(value, 0, 1000000, &v)) {
+            ctx_fail(c, c->lineno,
+                     "bad value '%s' for 'tx-flush-interval' (expected 0..1000000)", value);
+            return 0;
+        }
+        ch->tx_flush_interval_us = (int64_t)v;
+        return 1;
+    }
+    ctx_fail(c, c->lineno,
+             "unknown key '%s' in a change (known: time, add, delete, clear, "
+             "tx-flush-interval)", name);
+    return 0;
+}
+
+static void config_change_begin(struct config_ctx *c, const char *name)
+{
+    struct config *cfg = c->cfg;
+    if (!config_port_name_ok(name)) {
+        ctx_fail(c, c->lineno, "bad change name '%s' (1..%d characters of A-Z a-z 0-9 _ . -)",
+                 name, NETDEV_NAME_MAX - 1);
+        return;
+    }
+    struct config_change *l = realloc(cfg->changes, (cfg->n_changes + 1) * sizeof *l);
+    if (!l) {
+        ctx_fail(c, c->lineno, "out of memory");
+        return;
+    }
+    cfg->changes = l;
+    struct config_change *ch = &l[cfg->n_changes++];
+    memset(ch, 0, sizeof *ch);
+    strcpy(ch->name, name);
+    ch->line = c->lineno;
+    ch->tx_flush_interval_us = -1;
+    c->sect = SECT_CHANGE;
+    c->change_time_given = false;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Sections and the inih plumbing                                           */
 
 /* Checks what a finished section must have. */
@@ -379,6 +503,9 @@ static void config_section_end(struct config_ctx *c)
 {
     if (c->sect == SECT_PORT && !c->port_type_line)
         ctx_fail(c, c->port->line, "port '%s' has no 'type'", c->port->name);
+    if (c->sect == SECT_CHANGE && !c->change_time_given)
+        ctx_fail(c, c->cfg->changes[c->cfg->n_changes - 1].line, "change '%s' has no 'time'",
+                 c->cfg->changes[c->cfg->n_changes - 1].name);
 }
 
 /* A "[...]" header; 'raw' is the text between the brackets. */
@@ -405,9 +532,16 @@ static void config_section_begin(struct config_ctx *c, char *raw)
         c->sect = SECT_RULES;
         return;
     }
+    if (!strncmp(s, "change", 6) && (!s[6] || config_blank(s[6]))) {
+        const char *cname = s + 6;
+        while (config_blank(*cname))
+            cname++;
+        config_change_begin(c, cname);
+        return;
+    }
     if (strncmp(s, "port", 4) || (s[4] && !config_blank(s[4]))) {
-        ctx_fail(c, c->lineno, "unknown section '[%s]' (expected [datapath], [port NAME] "
-                 "or [rules])", s);
+        ctx_fail(c, c->lineno, "unknown section '[%s]' (expected [datapath], [port NAME], "
+                 "[rules] or [change NAME])", s);
         return;
     }
     char *name = s + 4;
@@ -525,6 +659,8 @@ static int config_handler(void *user, const char *section, const char *name,
         return config_port_key(c, name, value);
     case SECT_RULES:
         return config_rules_key(c, name, value);
+    case SECT_CHANGE:
+        return config_change_key(c, name, value);
     }
     return 0;
 }
@@ -541,6 +677,21 @@ static void config_check_rules(struct config_ctx *c)
             c->err_file = c->rule_src[i];
         } else {
             rule_free(r);
+        }
+    }
+    for (size_t i = 0; i < cfg->n_changes && !c->failed; i++) {
+        const struct config_change *ch = &cfg->changes[i];
+        for (int pass = 0; pass < 2; pass++) {
+            const struct config_rule *l = pass ? ch->add : ch->del;
+            size_t n = pass ? ch->n_add : ch->n_del;
+            for (size_t k = 0; k < n && !c->failed; k++) {
+                struct rule *r;
+                char e[CONFIG_ERR_MAX - 64];
+                if (rule_parse(l[k].text, config_rule_port_lookup, cfg, &r, e, sizeof e))
+                    ctx_fail(c, l[k].line, "%s: %s", pass ? "add" : "delete", e);
+                else
+                    rule_free(r);
+            }
         }
     }
 }
@@ -639,6 +790,16 @@ void config_free(struct config *cfg)
     for (size_t i = 0; i < cfg->n_rules; i++)
         free(cfg->rules[i].text);
     free(cfg->rules);
+    for (size_t i = 0; i < cfg->n_changes; i++) {
+        struct config_change *ch = &cfg->changes[i];
+        for (size_t k = 0; k < ch->n_add; k++)
+            free(ch->add[k].text);
+        for (size_t k = 0; k < ch->n_del; k++)
+            free(ch->del[k].text);
+        free(ch->add);
+        free(ch->del);
+    }
+    free(cfg->changes);
     config_init(cfg);
 }
 

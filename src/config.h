@@ -13,6 +13,11 @@
  *   [rules]
  *   rule = priority=100,in_port=p0,ip actions=output:p1
  *
+ *   [change c1]
+ *   time = 0.5
+ *   delete = priority=100,in_port=p0,ip actions=drop
+ *   add = priority=90,in_port=p0 actions=output:p2
+ *
  * Every error names the file and line: "cfg.ini:12: unknown knob 'foo'".
  * Ports are numbered in the order they appear, from 0. */
 #ifndef FS_CONFIG_H
@@ -53,6 +58,20 @@ struct dp_knobs {
     bool bad_csum_forward;         /* bad-csum = drop (default) | forward */
 };
 
+/* A scripted change ([change NAME]): replay applies it when the virtual
+ * clock reaches time_ns, before the poll iteration at that time. */
+struct config_change {
+    char name[NETDEV_NAME_MAX];
+    int line;                  /* the [change NAME] line */
+    uint64_t time_ns;          /* 'time' in seconds, required */
+    bool clear;                /* 'clear = true': remove every rule first */
+    struct config_rule *del;   /* 'delete = RULE' (strict: priority + match) */
+    size_t n_del;
+    struct config_rule *add;   /* 'add = RULE' */
+    size_t n_add;
+    int64_t tx_flush_interval_us; /* 'tx-flush-interval', -1: unchanged */
+};
+
 struct config {
     char *path;      /* as given (owned) */
     char *dir;       /* directory of the file, for relative paths (owned) */
@@ -61,6 +80,8 @@ struct config {
     struct config_rule *rules; /* owned */
     size_t n_rules;
     struct dp_knobs knobs;
+    struct config_change *changes; /* in file order, times non-decreasing */
+    size_t n_changes;
 };
 
 void dp_knobs_default(struct dp_knobs *k);

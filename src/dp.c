@@ -54,6 +54,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
     }
     dp->knobs = cfg->knobs;
     dp->cfg_path = cfg->path;
+    dp->cfg = cfg;
     fs_clock_init(&dp->clock, FS_CLOCK_MONOTONIC);
     dp->rules = rule_table_create();
     if (!dp->rules) {
@@ -354,6 +355,44 @@ int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
     return dp_load_rules(dp->rules, cfg, err, errlen);
 }
 
+int dp_apply_change(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                    const struct config_change *ch, char *err, size_t errlen)
+{
+    for (unsigned i = 0; i < n_pmds; i++)
+        dp_pmd_flush(pmds[i]);
+    if (ch->clear)
+        rule_table_clear(dp->rules);
+    for (int pass = 0; pass < 2; pass++) {
+        const struct config_rule *l = pass ? ch->add : ch->del;
+        size_t n = pass ? ch->n_add : ch->n_del;
+        for (size_t k = 0; k < n; k++) {
+            struct rule *r;
+            char why[256];
+            if (rule_parse(l[k].text, config_rule_port_lookup, (void *)dp->cfg, &r, why,
+                           sizeof why)) {
+                dp_err(err, errlen, "%s:%d: %s", dp->cfg_path, l[k].line, why);
+                return -1;
+            }
+            r->line = l[k].line;
+            if (pass) {
+                rule_table_add(dp->rules, r);
+            } else {
+                rule_table_delete_strict(dp->rules, r);
+                rule_free(r);
+            }
+        }
+    }
+    if (ch->tx_flush_interval_us >= 0) {
+        dp->knobs.tx_flush_interval_us = (uint32_t)ch->tx_flush_interval_us;
+        for (unsigned i = 0; i < n_pmds; i++)
+            for (unsigned p = 0; p < dp->n_ports; p++)
+                pmds[i]->txq[p].interval_ns =
+                    (uint64_t)ch->tx_flush_interval_us * FS_NSEC_PER_USEC;
+    }
+    dp->changes_applied++;
+    return 0;
+}
+
 /* Drops by reason, the PMDs' own plus what their txqs dropped. */
 /* Packets a port's send() accepted and then refused for an offload it did
  * not announce: counted as tx by the txq, reported as drops. */
@@ -434,6 +473,23 @@ static bool dp_pmd_holds_packets(const struct dp_pmd *pmd)
     return false;
 }
 
+/* Applies the scripted changes due at 'now'. */
+static int dp_replay_changes(struct dp *dp, struct dp_pmd *pmd, uint64_t now)
+{
+    const struct config *cfg = dp->cfg;
+    while (cfg && dp->next_change < cfg->n_changes &&
+           cfg->changes[dp->next_change].time_ns <= now) {
+        char err[512];
+        pmd->now = now;
+        if (dp_apply_change(dp, &pmd, 1, &cfg->changes[dp->next_change], err, sizeof err)) {
+            fprintf(stderr, "flowswitch: %s\n", err);
+            return -1;
+        }
+        dp->next_change++;
+    }
+    return 0;
+}
+
 /* The replay models a PMD that polls back to back, each iteration taking
  * replay-iteration-ns (P) of virtual time: after a poll at t the next poll is
  * at t + P, and receives every frame stamped up to then. When the next
@@ -462,6 +518,8 @@ int dp_replay(struct dp *dp, struct dp_pmd *pmd)
                 t = now + iter;
         }
         fs_clock_advance(&dp->clock, t);
+        if (dp_replay_changes(dp, pmd, fs_clock_now(&dp->clock)))
+            return 1;
         if (dp_pmd_poll(pmd, fs_clock_now(&dp->clock)) == 0) {
             /* A backend announced a frame it does not deliver: stop rather
              * than spin. */
@@ -631,8 +689,9 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
         fprintf(out,
                 ",\n  \"totals\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
                 ", \"copies\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"queued\": %" PRIu64
-                "},\n  \"conservation\": %s\n}\n",
-                t.rx, t.tx, t.copies, t.dropped, t.queued, conserved ? "true" : "false");
+                "},\n  \"changes_applied\": %" PRIu64 ",\n  \"conservation\": %s\n}\n",
+                t.rx, t.tx, t.copies, t.dropped, t.queued, dp->changes_applied,
+                conserved ? "true" : "false");
         return;
     }
 

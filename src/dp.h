@@ -43,6 +43,9 @@ struct dp {
     struct dp_knobs knobs;
     struct fs_clock clock;
     const char *cfg_path; /* for messages */
+    const struct config *cfg; /* must outlive the dp */
+    size_t next_change;   /* replay: the next cfg->changes[] to apply */
+    uint64_t changes_applied;
 };
 
 /* An rx queue a PMD polls. */
@@ -87,6 +90,12 @@ void dp_destroy(struct dp *dp);
  * PMD's output queues). Returns 0, or -1 with the reason in err. */
 int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
                  const struct config *cfg, char *err, size_t errlen);
+
+/* Applies a scripted change: flushes every PMD's output queues, then
+ * deletes/adds rules and sets knobs. Rules were validated by config_load;
+ * returns -1 with the reason in err if one still fails to parse. */
+int dp_apply_change(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                    const struct config_change *ch, char *err, size_t errlen);
 
 struct dp_pmd *dp_pmd_create(struct dp *dp);
 
