@@ -62,8 +62,8 @@ TEST_HELPER_OBJ := $(TEST_HELPER_SRC:%.c=$(BUILD)/%.o)
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: all deps check unit replay demo valgrind coverage asan fuzz fuzz-run \
-        bench install clean dpdk-status
+.PHONY: all deps check unit unit-build replay demo valgrind coverage asan fuzz \
+        fuzz-run bench bench-build install clean dpdk-status
 
 # ./flowswitch points at the default (gcc) build only.
 TOP_LINK := $(if $(filter build/gcc,$(BUILD)),flowswitch)
@@ -171,8 +171,32 @@ fuzz-run: fuzz
 	    grep -E "stat::number_of_executed_units|Done" build/fuzz/$$n.log | tail -2; \
 	done
 
-bench: all
-	@$(MAKE) --no-print-directory -C bench BUILD=$(CURDIR)/$(BUILD) CC="$(CC)"
+# Benchmarks: bench/bench_*.c link against the library; bench_fwd is also
+# built with the checksum machinery compiled out (-DFS_CSUM_OFF) as the
+# baseline of its on/off ratio. bench/run runs them side by side.
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+BENCH_OFF := build/$(CCNAME)-csum-off
+ifeq ($(HAVE_DPDK),yes)
+BENCH_DPDK_CFLAGS := -DHAVE_DPDK_BENCH $(DPDK_CFLAGS)
+BENCH_DPDK_LIBS := $(DPDK_LIBS)
+endif
+
+$(BUILD)/bench/bench_csum: bench/bench_csum.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(BENCH_DPDK_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_IO) $(LDLIBS_CORE) \
+	    $(BENCH_DPDK_LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_IO) $(LDLIBS_CORE) $(if $(DPDK_DEF),$(DPDK_LIBS))
+
+bench-build: all $(BENCH_BIN)
+	@$(MAKE) --no-print-directory BUILD=$(BENCH_OFF) EXTRA_CFLAGS=-DFS_CSUM_OFF \
+	    $(BENCH_OFF)/bench/bench_fwd
+
+bench: bench-build
+	@bench/run --build $(BUILD) --off-build $(BENCH_OFF)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/flowswitch

@@ -174,7 +174,7 @@ static void dp_output_cb(void *aux, struct pkt *pkt, uint16_t port)
     const struct dp_port *p = &pmd->dp->ports[port];
     /* The lazy resolver runs only for batches that hold PARTIAL packets:
      * GOOD/UNKNOWN traffic pays this one test. */
-    if ((pmd->rx_flags & PKT_BATCH_F_PARTIAL) &&
+    if (FS_CSUM_MACHINERY && (pmd->rx_flags & PKT_BATCH_F_PARTIAL) &&
         pkt_send_prepare(pkt, p->caps.flags, &pmd->csum) != CSUM_PREP_OK) {
         dp_drop_cb(pmd, pkt, DROP_csum_invalid);
         return;
@@ -182,16 +182,15 @@ static void dp_output_cb(void *aux, struct pkt *pkt, uint16_t port)
     txq_enqueue(&pmd->txq[port], pkt, pmd->now);
 }
 
-/* Counts the rx verdicts of a batch and applies the bad-csum policy to its
- * packets; returns false if p was dropped. Only called for batches whose
- * summary says some packet carries a verdict. */
+/* Counts PARTIAL and BAD arrivals and applies the bad-csum policy; returns
+ * false if p was dropped. Only called for batches whose summary says some
+ * packet is PARTIAL or BAD: GOOD/UNKNOWN batches skip it entirely (the
+ * device counts its own GOOD verdicts). */
 static bool dp_rx_verdicts(struct dp_pmd *pmd, struct pkt *p)
 {
     bool bad = false;
     for (int l = 0; l < CSUM_L_N; l++) {
-        if (p->csum[l] == CSUM_GOOD)
-            pmd->csum.rx_good[l]++;
-        else if (p->csum[l] == CSUM_BAD) {
+        if (p->csum[l] == CSUM_BAD) {
             pmd->csum.rx_bad[l]++;
             bad = true;
         }
@@ -215,7 +214,7 @@ void dp_pmd_process(struct dp_pmd *pmd)
     struct pkt *pkts[PKT_BATCH_MAX];
     const struct action_list *acts[PKT_BATCH_MAX];
     unsigned n = 0;
-    bool verdicts = b->flags & (PKT_BATCH_F_VERDICT | PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL);
+    bool verdicts = FS_CSUM_MACHINERY && (b->flags & (PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL));
 
     pmd->rx_flags = b->flags;
     for (unsigned i = 0; i < b->count; i++) {
@@ -620,8 +619,6 @@ static void dp_csum_json(const struct csum_stats *cs, FILE *out)
     json_layers(out, "offloaded", cs->offloaded);
     fprintf(out, ", \"offloaded_total\": %" PRIu64 ", \"guest_partial\": %" PRIu64 ", ",
             sum_layers(cs->offloaded), cs->guest_partial);
-    json_layers(out, "rx_good", cs->rx_good);
-    fprintf(out, ", ");
     json_layers(out, "rx_bad", cs->rx_bad);
     fprintf(out,
             ", \"rx_partial\": %" PRIu64 ", \"sw_verified\": %" PRIu64
@@ -665,10 +662,12 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
                     ", \"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
                     ", \"tx_dropped\": %" PRIu64 ", \"send_calls\": %" PRIu64
                     ", \"backend\": {\"rx_dropped\": %" PRIu64 ", \"rx_errors\": %" PRIu64
-                    ", \"tx_errors\": %" PRIu64 "}",
+                    ", \"tx_errors\": %" PRIu64 ", \"rx_csum_good\": %" PRIu64
+                    ", \"rx_csum_bad\": %" PRIu64 ", \"tx_offload_contract\": %" PRIu64 "}",
                     p ? "," : "", port->name, port->port_no, port->type, caps,
                     v.rx_packets, v.rx_bytes, v.tx_packets, v.tx_bytes, v.tx_dropped,
-                    v.send_calls, ns.rx_dropped, ns.rx_errors, ns.tx_errors);
+                    v.send_calls, ns.rx_dropped, ns.rx_errors, ns.tx_errors,
+                    ns.rx_csum_good, ns.rx_csum_bad, ns.tx_offload_contract);
             const char *e = port->dev ? netdev_rx_error(port->dev) : NULL;
             if (e) {
                 fprintf(out, ", \"rx_error\": ");

@@ -57,6 +57,9 @@ struct netdev_stats {
     /* Accepted by send() but dropped: a PARTIAL layer the device did not
      * announce (the core reports these as offload_contract drops). */
     uint64_t tx_offload_contract;
+    /* Received packets the device vouched for (some layer GOOD, none BAD)
+     * and found wrong (some layer BAD). */
+    uint64_t rx_csum_good, rx_csum_bad;
 };
 
 /* Result of netdev_class.rxq_peek(). */

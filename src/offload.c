@@ -193,7 +193,7 @@ enum csum_prep pkt_csum_complete(struct pkt *p, struct csum_stats *st)
 void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps)
 {
     struct flow_key key;
-    if (!(rx_caps & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM)))
+    if (!FS_CSUM_MACHINERY || !(rx_caps & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM)))
         return;
     parse_pkt(p, &key);
     if ((rx_caps & NETDEV_RX_IP_CSUM) && ipv4_known(p) &&
@@ -217,12 +217,12 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps)
     }
 }
 
-bool pkt_tx_emulate(struct pkt *p, uint32_t caps)
+bool pkt_tx_emulate_slow(struct pkt *p, uint32_t caps)
 {
     bool ip = pkt_csum_get(p, CSUM_L_OUTER_IP) == CSUM_PARTIAL;
     bool l4 = pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_PARTIAL;
     bool to_guest = l4 && (caps & NETDEV_TX_GUEST_CSUM) && (p->flags & PKT_F_VNET_CSUM);
-    if (!ip && !l4)
+    if (!FS_CSUM_MACHINERY || (!ip && !l4))
         return true;
     if ((ip && !(caps & NETDEV_TX_IP_CSUM)) ||
         (l4 && !to_guest && !(caps & NETDEV_TX_L4_CSUM)))

@@ -211,7 +211,12 @@ static int dummy_rxq_recv(struct netdev *dev, unsigned qid,
         dp->stats.rx_packets++;
         dp->stats.rx_bytes += p->len;
         pkt_rx_verify_emulate(p, dp->caps.flags);
-        batch->flags |= pkt_batch_flags_of(p);
+        uint16_t vf = pkt_batch_flags_of(p);
+        if (vf & PKT_BATCH_F_BAD)
+            dp->stats.rx_csum_bad++;
+        else if (vf & PKT_BATCH_F_VERDICT)
+            dp->stats.rx_csum_good++;
+        batch->flags |= vf;
         pkt_batch_add(batch, p);
         n++;
     }

@@ -464,7 +464,12 @@ static void pcapdev_deliver(struct pcapdev_port *pp, struct pkt_batch *batch,
     pp->stats.rx_packets++;
     pp->stats.rx_bytes += p->len;
     pkt_rx_verify_emulate(p, pp->caps.flags);
-    batch->flags |= pkt_batch_flags_of(p);
+    uint16_t vf = pkt_batch_flags_of(p);
+    if (vf & PKT_BATCH_F_BAD)
+        pp->stats.rx_csum_bad++;
+    else if (vf & PKT_BATCH_F_VERDICT)
+        pp->stats.rx_csum_good++;
+    batch->flags |= vf;
     pkt_batch_add(batch, p);
 }
 
