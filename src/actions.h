@@ -24,7 +24,7 @@ enum action_type {
     ACT_SET_NW_TOS,   /* u.u8: DSCP bits (low 2 ECN bits kept) */
     ACT_SET_TP_SRC,   /* u.u16 (TCP/UDP/SCTP) */
     ACT_SET_TP_DST,   /* u.u16 */
-    ACT_PUSH_VLAN,    /* u.u16: TPID, the new tag copies nothing (VID 0) */
+    ACT_PUSH_VLAN,    /* u.u16: TPID; the new tag copies the outer TCI, or 0 */
     ACT_SET_VLAN_VID, /* u.u16: VID of the outer tag (pushes 0x8100 if none) */
     ACT_SET_VLAN_PCP, /* u.u8 */
     ACT_POP_VLAN,

@@ -309,8 +309,13 @@ unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
             if (!port->dev || port->rx_done)
                 continue;
             unsigned nq = port->dev->class->n_rxq(port->dev);
-            for (unsigned q = 0; q < nq; q++)
-                total += dp_pmd_poll_rxq(pmd, i, q);
+            for (unsigned q = 0; q < nq; q++) {
+                unsigned got;
+                do {
+                    got = dp_pmd_poll_rxq(pmd, i, q);
+                    total += got;
+                } while (pmd->drain && got);
+            }
         }
     }
     if (total == 0) {
@@ -502,6 +507,7 @@ int dp_replay(struct dp *dp, struct dp_pmd *pmd)
     bool polled = false;
 
     fs_clock_init(&dp->clock, FS_CLOCK_VIRTUAL);
+    pmd->drain = true;
     for (;;) {
         uint64_t next = dp_next_rx_time(dp);
         if (next == UINT64_MAX)

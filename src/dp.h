@@ -75,6 +75,10 @@ struct dp_pmd {
      * port (the single-PMD replay case). */
     struct dp_rxq_ref rxqs[DP_MAX_PORTS * 4];
     unsigned n_rxqs;
+    /* Replay: drain each rx queue of everything due before polling the
+     * next, so frames with equal timestamps leave in port order whatever
+     * the burst size. */
+    bool drain;
 };
 
 /* Opens every port of cfg and builds the rule table. Output paths of
