@@ -114,6 +114,9 @@ void action_list_format(const struct action_list *l,
         case ACT_DEC_TTL:
             fmt_append(buf, size, &used, "%sdec_ttl", sep);
             break;
+        case ACT_SET_TUNNEL:
+            fmt_append(buf, size, &used, "%sset_tunnel:%u", sep, a->u.ip4);
+            break;
         case ACT_N_TYPES:
             break;
         }
@@ -428,6 +431,9 @@ void actions_execute(struct action_ctx *ctx, struct pkt *pkt,
                 ctx->drop(ctx->aux, pkt, DROP_ttl_exceeded);
                 return;
             }
+            break;
+        case ACT_SET_TUNNEL:
+            pkt->out_vni = a->u.ip4;
             break;
         case ACT_N_TYPES:
             break;

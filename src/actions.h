@@ -29,6 +29,7 @@ enum action_type {
     ACT_SET_VLAN_PCP, /* u.u8 */
     ACT_POP_VLAN,
     ACT_DEC_TTL,
+    ACT_SET_TUNNEL,   /* u.ip4 (host order): VNI for vni = flow tunnel ports */
     ACT_N_TYPES
 };
 

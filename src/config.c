@@ -205,11 +205,13 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
                      c->port_type_line);
             return 0;
         }
-        if (strlen(value) >= sizeof p->type || !netdev_class_find(value)) {
+        /* vxlan ports are the core's own (no device): see tunnel.h. */
+        if (strlen(value) >= sizeof p->type ||
+            (strcmp(value, "vxlan") && !netdev_class_find(value))) {
             char types[256];
             netdev_types(types, sizeof types);
-            ctx_fail(c, c->lineno, "unknown port type '%s' (known: %s)", value,
-                     types[0] ? types : "none registered");
+            ctx_fail(c, c->lineno, "unknown port type '%s' (known: %s%svxlan)", value, types,
+                     types[0] ? ", " : "");
             return 0;
         }
         strcpy(p->type, value);

@@ -44,6 +44,25 @@ static int dp_load_rules(struct rule_table *t, const struct config *cfg, char *e
     return 0;
 }
 
+/* Registers tunnel port t with its underlay u (for decapsulation). */
+static int dp_add_tunnel(struct dp *dp, struct dp_port *u, struct dp_port *t)
+{
+    (void)dp;
+    struct tnl_cfg *tn = realloc(u->tnls, (u->n_tnls + 1) * sizeof *tn);
+    if (tn)
+        u->tnls = tn;
+    uint16_t *tp = realloc(u->tnl_ports, (u->n_tnls + 1) * sizeof *tp);
+    if (tp)
+        u->tnl_ports = tp;
+    if (!tn || !tp)
+        return -1;
+    t->tunnel = true;
+    u->tnls[u->n_tnls] = t->tnl;
+    u->tnl_ports[u->n_tnls] = t->port_no;
+    u->n_tnls++;
+    return 0;
+}
+
 int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
               char *err, size_t errlen)
 {
@@ -65,6 +84,30 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
     for (size_t i = 0; i < cfg->n_ports; i++) {
         const struct config_port *cp = &cfg->ports[i];
         struct dp_port *p = &dp->ports[i];
+        char why[512];
+        snprintf(p->name, sizeof p->name, "%s", cp->name);
+        snprintf(p->type, sizeof p->type, "%s", cp->type);
+        p->port_no = (uint16_t)i;
+        dp->n_ports = (unsigned)i + 1;
+        if (!strcmp(cp->type, "vxlan")) {
+            struct netdev_args targs = {.opts = cp->opts, .n_opts = cp->n_opts};
+            int rc = tnl_cfg_parse(&p->tnl, &targs, config_rule_port_lookup, (void *)cfg,
+                                   (int)i, why, sizeof why);
+            if (rc == 0 && dp->ports[p->tnl.underlay].tunnel) {
+                snprintf(why, sizeof why, "option 'underlay': '%s' is a tunnel port",
+                         dp->ports[p->tnl.underlay].name);
+                rc = -1;
+            }
+            if (rc == 0 && dp_add_tunnel(dp, &dp->ports[p->tnl.underlay], p)) {
+                snprintf(why, sizeof why, "out of memory");
+                rc = -1;
+            }
+            if (rc == 0)
+                continue;
+            dp_err(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
+            dp_destroy(dp);
+            return -1;
+        }
         struct netdev_args args = {
             .opts = cp->opts,
             .n_opts = cp->n_opts,
@@ -73,17 +116,12 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
             .caps_set = cp->caps_set,
             .caps = cp->caps,
         };
-        char why[512];
         p->dev = netdev_open(cp->name, cp->type, &args, why, sizeof why);
         if (!p->dev) {
             dp_err(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
             dp_destroy(dp);
             return -1;
         }
-        dp->n_ports = (unsigned)i + 1;
-        snprintf(p->name, sizeof p->name, "%s", cp->name);
-        snprintf(p->type, sizeof p->type, "%s", cp->type);
-        p->port_no = (uint16_t)i;
         netdev_get_caps(p->dev, &p->caps);
         p->tx_retries = cp->tx_retries >= 0 ? (unsigned)cp->tx_retries
                                             : dp->knobs.tx_retries;
@@ -100,8 +138,11 @@ void dp_destroy(struct dp *dp)
 {
     if (!dp)
         return;
-    for (unsigned i = 0; i < dp->n_ports; i++)
+    for (unsigned i = 0; i < dp->n_ports; i++) {
         netdev_close(dp->ports[i].dev);
+        free(dp->ports[i].tnls);
+        free(dp->ports[i].tnl_ports);
+    }
     rule_table_destroy(dp->rules);
     free(dp);
 }
@@ -164,9 +205,49 @@ static void dp_drop_cb(void *aux, struct pkt *pkt, enum drop_reason reason)
     pkt_free(pkt);
 }
 
+/* Output to a tunnel port: push the outer headers, resolve what the
+ * underlay cannot offload, queue on the underlay. */
+static void dp_output_tunnel(struct dp_pmd *pmd, struct pkt *pkt, const struct dp_port *t)
+{
+    struct dp *dp = pmd->dp;
+    const struct dp_port *u = &dp->ports[t->tnl.underlay];
+    if (!u->dev) {
+        dp_drop_cb(pmd, pkt, DROP_tx_down);
+        return;
+    }
+    /* A packet we encapsulated before (double encap): finish its checksums
+     * now, it becomes a plain inner packet. */
+    if ((pkt->flags & PKT_F_TUNNEL) && pkt_csum_complete(pkt, &pmd->csum) != CSUM_PREP_OK) {
+        dp_drop_cb(pmd, pkt, DROP_csum_invalid);
+        return;
+    }
+    pkt->flags &= (uint16_t)~PKT_F_TUNNEL;
+    uint32_t vni = t->tnl.vni_flow ? pkt->out_vni : t->tnl.vni;
+    bool grew = false;
+    uint32_t inner_len = pkt->len;
+    if (tnl_push(pkt, &t->tnl, vni, pkt->hash, &grew)) {
+        dp_drop_cb(pmd, pkt, DROP_no_headroom);
+        return;
+    }
+    if (grew)
+        pmd->headroom_grown++;
+    struct dp_port_stats *ps = &pmd->port_stats[t->port_no];
+    ps->tnl_tx++;
+    ps->tnl_tx_bytes += inner_len;
+    if (pkt_send_prepare(pkt, u->caps.flags, &pmd->csum) != CSUM_PREP_OK) {
+        dp_drop_cb(pmd, pkt, DROP_csum_invalid);
+        return;
+    }
+    txq_enqueue(&pmd->txq[u->port_no], pkt, pmd->now);
+}
+
 static void dp_output_cb(void *aux, struct pkt *pkt, uint16_t port)
 {
     struct dp_pmd *pmd = aux;
+    if (port < pmd->dp->n_ports && pmd->dp->ports[port].tunnel) {
+        dp_output_tunnel(pmd, pkt, &pmd->dp->ports[port]);
+        return;
+    }
     if (port >= pmd->dp->n_ports || !pmd->dp->ports[port].dev) {
         dp_drop_cb(pmd, pkt, DROP_tx_down);
         return;
@@ -207,6 +288,49 @@ static bool dp_rx_verdicts(struct dp_pmd *pmd, struct pkt *p)
     return false;
 }
 
+static const enum drop_reason dp_tnl_drop[TNL_POP_N] = {
+    [TNL_POP_TRUNC] = DROP_tunnel_trunc,
+    [TNL_POP_IP_OPTIONS] = DROP_tunnel_ip_options,
+    [TNL_POP_UDP_LEN] = DROP_tunnel_udp_len,
+    [TNL_POP_BAD_CSUM] = DROP_tunnel_bad_csum,
+    [TNL_POP_UNKNOWN_VNI] = DROP_tunnel_unknown_vni,
+    [TNL_POP_BAD_VXLAN] = DROP_tunnel_bad_vxlan,
+    [TNL_POP_NOT_ETHERNET] = DROP_tunnel_not_ethernet,
+};
+
+/* A UDP packet on an underlay port: decapsulates it if it is VXLAN for one
+ * of the port's tunnels (then *key is the inner packet's, with the tunnel
+ * metadata, and in_port the tunnel port). Returns false if p was dropped. */
+static bool dp_decap(struct dp_pmd *pmd, struct pkt *p, struct flow_key *key)
+{
+    const struct dp_port *u = &pmd->dp->ports[p->in_port];
+    struct flow_key tk;
+    unsigned which;
+    enum tnl_pop_result r = tnl_pop(p, u->tnls, u->n_tnls, &which, &tk, &pmd->csum);
+    if (r == TNL_POP_NOT_TUNNEL)
+        return true;
+    if (r != TNL_POP_OK) {
+        dp_drop_cb(pmd, p, dp_tnl_drop[r]);
+        return false;
+    }
+    uint16_t tport = u->tnl_ports[which];
+    p->in_port = tport;
+    struct dp_port_stats *ps = &pmd->port_stats[tport];
+    ps->tnl_rx++;
+    ps->tnl_rx_bytes += p->len;
+    enum parse_result pr = parse_pkt(p, key);
+    pmd->parse_results[pr]++;
+    if (pr != PARSE_OK) {
+        dp_drop_cb(pmd, p, DROP_parse_error);
+        return false;
+    }
+    memcpy(key->tun_src, tk.tun_src, sizeof key->tun_src);
+    memcpy(key->tun_dst, tk.tun_dst, sizeof key->tun_dst);
+    key->tun_id = tk.tun_id;
+    key->tun_flags = tk.tun_flags;
+    return true;
+}
+
 void dp_pmd_process(struct dp_pmd *pmd)
 {
     struct pkt_batch *b = &pmd->rx;
@@ -231,6 +355,10 @@ void dp_pmd_process(struct dp_pmd *pmd)
             dp_drop_cb(pmd, p, DROP_parse_error);
             continue;
         }
+        if (pmd->dp->ports[p->in_port].n_tnls && p->l4_proto == 17 &&
+            !dp_decap(pmd, p, &keys[n]))
+            continue;
+        p->hash = flow_hash(&keys[n], 0);
         pkts[n++] = p;
     }
     pkt_batch_init(b);
@@ -580,6 +708,11 @@ static void dp_port_view(const struct dp *dp, struct dp_pmd *const *pmds,
     v->tx_packets -= contract;
     v->tx_dropped += contract;
     for (unsigned i = 0; i < n_pmds; i++) {
+        const struct dp_port_stats *ps = &pmds[i]->port_stats[port];
+        v->rx_packets += ps->tnl_rx;
+        v->rx_bytes += ps->tnl_rx_bytes;
+        v->tx_packets += ps->tnl_tx;
+        v->tx_bytes += ps->tnl_tx_bytes;
         const struct txq_stats *s = &pmds[i]->txq[port].stats;
         v->rx_packets += pmds[i]->port_stats[port].rx_packets;
         v->rx_bytes += pmds[i]->port_stats[port].rx_bytes;
@@ -717,14 +850,17 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
     fprintf(out, "drops:%s\n", drop_stats_total(&d) ? "" : " none");
     for (int r = 0; r < DROP_N_REASONS; r++)
         if (d.n[r])
-            fprintf(out, "  %-18s %10" PRIu64 "  %s\n",
+            fprintf(out, "  %-24s %10" PRIu64 "  %s\n",
                     drop_reason_name((enum drop_reason)r), d.n[r],
                     drop_reason_desc((enum drop_reason)r));
-    for (int r = 1; r < PARSE_N_RESULTS; r++)
-        if (parse[r])
-            fprintf(out, "  parse_error/%-6s %10" PRIu64 "  %s\n",
-                    parse_result_name((enum parse_result)r), parse[r],
-                    parse_result_desc((enum parse_result)r));
+    for (int r = 1; r < PARSE_N_RESULTS; r++) {
+        char name[64];
+        if (!parse[r])
+            continue;
+        snprintf(name, sizeof name, "parse_error/%s", parse_result_name((enum parse_result)r));
+        fprintf(out, "  %-24s %10" PRIu64 "  %s\n", name, parse[r],
+                parse_result_desc((enum parse_result)r));
+    }
     fprintf(out,
             "checksums: %" PRIu64 " computed in software, %" PRIu64
             " offloaded to ports, %" PRIu64 " passed partial to guests, %" PRIu64

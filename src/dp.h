@@ -22,12 +22,19 @@
 #include "offload.h"
 #include "parse.h"
 #include "rules.h"
+#include "tunnel.h"
 #include "txq.h"
 
 #define DP_MAX_PORTS CONFIG_MAX_PORTS
 
 struct dp_port {
-    struct netdev *dev;   /* NULL once removed */
+    struct netdev *dev;   /* NULL once removed, and for tunnel ports */
+    bool tunnel;          /* a VXLAN port: no device, see tnl */
+    struct tnl_cfg tnl;
+    /* An underlay port: the tunnels whose traffic arrives here. */
+    struct tnl_cfg *tnls;
+    uint16_t *tnl_ports;
+    unsigned n_tnls;
     char name[NETDEV_NAME_MAX];
     char type[NETDEV_NAME_MAX];
     uint16_t port_no;
@@ -56,7 +63,9 @@ struct dp_rxq_ref {
 
 /* Per-port counters of one PMD. */
 struct dp_port_stats {
-    uint64_t rx_packets, rx_bytes;
+    uint64_t rx_packets, rx_bytes;   /* device ports */
+    uint64_t tnl_rx, tnl_rx_bytes;   /* tunnel ports: packets decapsulated */
+    uint64_t tnl_tx, tnl_tx_bytes;   /* tunnel ports: packets encapsulated */
 };
 
 struct dp_pmd {
@@ -67,6 +76,7 @@ struct dp_pmd {
     struct dp_port_stats port_stats[DP_MAX_PORTS];
     struct drop_stats drops;
     uint64_t copies;
+    uint64_t headroom_grown;      /* tunnel pushes that had to grow headroom */
     uint16_t rx_flags;            /* PKT_BATCH_F_* of the batch in process */
     struct csum_stats csum;
     uint64_t parse_results[PARSE_N_RESULTS];

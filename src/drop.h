@@ -21,6 +21,13 @@
     X(offload_contract, "an offload the port did not announce")                \
     X(bad_csum, "arrived with a bad checksum")                                 \
     X(csum_invalid, "a partial checksum with no usable location")              \
+    X(tunnel_trunc, "VXLAN outer headers truncated")                           \
+    X(tunnel_ip_options, "VXLAN outer IPv4 header with options")               \
+    X(tunnel_udp_len, "VXLAN UDP length disagrees with the IP length")         \
+    X(tunnel_bad_csum, "VXLAN outer IPv4 or UDP checksum wrong")               \
+    X(tunnel_unknown_vni, "VXLAN for a local address with an unknown VNI")     \
+    X(tunnel_bad_vxlan, "VXLAN header without the I flag")                     \
+    X(tunnel_not_ethernet, "VXLAN payload too short for an Ethernet frame")    \
     X(nomem, "out of memory")
 
 enum drop_reason {

@@ -18,6 +18,9 @@
 
 /* flow_key.vlan_tci bit meaning "a tag is present" (the 802.1Q DEI/CFI bit is
  * not matchable; as in OVS, the bit position marks presence instead). */
+/* flow_key.tun_flags */
+#define FLOW_TNL_F_CSUM 0x01u /* the outer UDP checksum was present and valid */
+
 #define FLOW_VLAN_PRESENT 0x1000u
 #define FLOW_VLAN_VID_MASK 0x0fffu
 #define FLOW_VLAN_PCP_SHIFT 13
@@ -49,7 +52,8 @@ struct flow_key {
     uint8_t nw_frag;      /* FLOW_FRAG_* */
     uint8_t arp_sha[6];
     uint8_t arp_tha[6];
-    uint8_t pad[4];       /* always zero */
+    uint8_t tun_flags;    /* FLOW_TNL_F_* (zero unless decapsulated) */
+    uint8_t pad[3];       /* always zero */
 };
 
 #define FLOW_U64S (sizeof(struct flow_key) / 8)

@@ -7,6 +7,7 @@
 #include "flow.h"
 #include "netdev.h"
 #include "parse.h"
+#include "tunnel.h"
 
 #define IPPROTO_TCP_ 6
 #define IPPROTO_UDP_ 17
@@ -25,6 +26,46 @@ static inline void wr16(uint8_t *p, uint16_t v)
     memcpy(p, &v, 2);
 }
 
+/* One IP layer of a packet: the packet itself, or the inner packet of one
+ * we encapsulated. */
+struct ol_view {
+    uint8_t l3;       /* enum pkt_l3 */
+    uint16_t l3_ofs;
+    uint8_t l4_proto;
+    uint16_t l4_ofs;
+    uint16_t l4_len;
+    bool l4;          /* complete L4 header */
+    bool frag;
+};
+
+static struct ol_view view_outer(const struct pkt *p)
+{
+    struct ol_view v = {
+        .l3 = (p->flags & PKT_F_PARSED) ? p->l3 : PKT_L3_NONE,
+        .l3_ofs = p->l3_ofs,
+        .l4_proto = p->l4_proto,
+        .l4_ofs = p->l4_ofs,
+        .l4_len = p->l4_len,
+        .l4 = (p->flags & PKT_F_L4) != 0,
+        .frag = (p->flags & PKT_F_FRAG) != 0,
+    };
+    return v;
+}
+
+static struct ol_view view_inner(const struct pkt *p)
+{
+    struct ol_view v = {
+        .l3 = (p->flags & PKT_F_TUNNEL) ? p->inner_l3 : PKT_L3_NONE,
+        .l3_ofs = p->inner_l3_ofs,
+        .l4_proto = p->inner_l4_proto,
+        .l4_ofs = p->inner_l4_ofs,
+        .l4_len = p->inner_l4_len,
+        .l4 = (p->inner_flags & PKT_IF_L4) != 0,
+        .frag = (p->inner_flags & PKT_IF_FRAG) != 0,
+    };
+    return v;
+}
+
 /* Offset of the checksum field inside the L4 header of 'proto', or -1. */
 static int l4_csum_field(uint8_t proto)
 {
@@ -41,56 +82,55 @@ static int l4_csum_field(uint8_t proto)
     }
 }
 
-/* True if the parsed L4 layer of p is one whose checksum we can compute
- * from the headers: a complete, unfragmented TCP/UDP/ICMP/ICMPv6 segment
- * entirely present in the buffer. */
-static bool l4_known(const struct pkt *p)
+/* True if v's L4 layer is one whose checksum we can compute from the
+ * headers: a complete, unfragmented TCP/UDP/ICMP/ICMPv6 segment entirely
+ * present in the buffer. */
+static bool l4_known(const struct pkt *p, const struct ol_view *v)
 {
-    return (p->flags & (PKT_F_PARSED | PKT_F_L4)) == (PKT_F_PARSED | PKT_F_L4) &&
-           !(p->flags & PKT_F_FRAG) && l4_csum_field(p->l4_proto) >= 0 &&
-           (p->l3 == PKT_L3_IPV4 || p->l3 == PKT_L3_IPV6) &&
-           (uint32_t)p->l4_ofs + p->l4_len <= p->len &&
-           !(p->l3 == PKT_L3_IPV4 && p->l4_proto == IPPROTO_ICMPV6_) &&
-           !(p->l3 == PKT_L3_IPV6 && p->l4_proto == IPPROTO_ICMP_);
+    return v->l4 && !v->frag && l4_csum_field(v->l4_proto) >= 0 &&
+           (v->l3 == PKT_L3_IPV4 || v->l3 == PKT_L3_IPV6) &&
+           v->l4_ofs != PKT_OFS_NONE && (uint32_t)v->l4_ofs + v->l4_len <= p->len &&
+           !(v->l3 == PKT_L3_IPV4 && v->l4_proto == IPPROTO_ICMPV6_) &&
+           !(v->l3 == PKT_L3_IPV6 && v->l4_proto == IPPROTO_ICMP_);
 }
 
-/* The pseudo-header sum of p's L4 layer (0 for ICMPv4, which has none). */
-static uint32_t l4_pseudo(const struct pkt *p)
+/* The pseudo-header sum of v's L4 layer (0 for ICMPv4, which has none). */
+static uint32_t l4_pseudo(const struct pkt *p, const struct ol_view *v)
 {
-    const uint8_t *ip = p->data + p->l3_ofs;
-    if (p->l4_proto == IPPROTO_ICMP_)
+    const uint8_t *ip = p->data + v->l3_ofs;
+    if (v->l4_proto == IPPROTO_ICMP_)
         return 0;
-    if (p->l3 == PKT_L3_IPV4) {
+    if (v->l3 == PKT_L3_IPV4) {
         uint32_t src, dst;
         memcpy(&src, ip + 12, 4);
         memcpy(&dst, ip + 16, 4);
-        return csum_pseudo_ipv4(src, dst, p->l4_proto, p->l4_len);
+        return csum_pseudo_ipv4(src, dst, v->l4_proto, v->l4_len);
     }
-    return csum_pseudo_ipv6(ip + 8, ip + 24, p->l4_proto, p->l4_len);
+    return csum_pseudo_ipv6(ip + 8, ip + 24, v->l4_proto, v->l4_len);
 }
 
-static bool ipv4_known(const struct pkt *p)
+static bool ipv4_known(const struct pkt *p, const struct ol_view *v)
 {
-    return (p->flags & PKT_F_PARSED) && p->l3 == PKT_L3_IPV4 &&
-           p->l3_ofs != PKT_OFS_NONE && (uint32_t)p->l3_ofs + 20 <= p->len &&
-           (uint32_t)p->l3_ofs + (uint32_t)(p->data[p->l3_ofs] & 0x0f) * 4 <= p->len;
+    return v->l3 == PKT_L3_IPV4 && v->l3_ofs != PKT_OFS_NONE &&
+           (uint32_t)v->l3_ofs + 20 <= p->len &&
+           (uint32_t)v->l3_ofs + (uint32_t)(p->data[v->l3_ofs] & 0x0f) * 4 <= p->len;
 }
 
-static void ipv4_complete(struct pkt *p)
+static void ipv4_complete(struct pkt *p, const struct ol_view *v)
 {
-    uint8_t *ip = p->data + p->l3_ofs;
+    uint8_t *ip = p->data + v->l3_ofs;
     size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
     wr16(ip + 10, csum_ipv4_hdr(ip, ihl));
 }
 
-/* Writes the full checksum over the known L4 layer. */
-static void l4_complete_known(struct pkt *p)
+/* Writes the full checksum over v's known L4 layer. */
+static void l4_complete_known(struct pkt *p, const struct ol_view *v)
 {
-    uint8_t *l4 = p->data + p->l4_ofs;
-    uint8_t *field = l4 + l4_csum_field(p->l4_proto);
+    uint8_t *l4 = p->data + v->l4_ofs;
+    uint8_t *field = l4 + l4_csum_field(v->l4_proto);
     wr16(field, 0);
-    uint16_t c = csum_fold(csum_partial(l4, p->l4_len, l4_pseudo(p)));
-    if (p->l4_proto == IPPROTO_UDP_)
+    uint16_t c = csum_fold(csum_partial(l4, v->l4_len, l4_pseudo(p, v)));
+    if (v->l4_proto == IPPROTO_UDP_)
         c = csum_udp_field(c);
     wr16(field, c);
 }
@@ -109,30 +149,75 @@ static bool l4_complete_vnet(struct pkt *p)
     return true;
 }
 
-/* True if p's virtio location is the parsed L4 layer, so we may recompute
- * the pseudo-header sum ourselves. */
-static bool vnet_matches_l4(const struct pkt *p)
+/* True if p's virtio location (if any) is v's L4 layer, so we may
+ * recompute the pseudo-header sum ourselves. */
+static bool vnet_matches_l4(const struct pkt *p, const struct ol_view *v)
 {
     return !(p->flags & PKT_F_VNET_CSUM) ||
-           (p->csum_start == p->l4_ofs &&
-            (int)p->csum_offset == l4_csum_field(p->l4_proto));
+           (p->csum_start == v->l4_ofs && (int)p->csum_offset == l4_csum_field(v->l4_proto));
 }
 
-static enum csum_prep l4_resolve(struct pkt *p, uint32_t caps, bool force_sw,
-                                 struct csum_stats *st)
+/* Leaves v's L4 PARTIAL for a device or guest: the pseudo-header sum in
+ * the field and the location in csum_start/csum_offset. */
+static void l4_leave_partial(struct pkt *p, const struct ol_view *v)
 {
-    bool known = l4_known(p) && vnet_matches_l4(p);
+    uint8_t *field = p->data + v->l4_ofs + l4_csum_field(v->l4_proto);
+    wr16(field, csum_fold_nocompl(l4_pseudo(p, v)));
+    p->flags |= PKT_F_VNET_CSUM;
+    p->csum_start = v->l4_ofs;
+    p->csum_offset = (uint16_t)l4_csum_field(v->l4_proto);
+}
+
+/* Completes (in software) v's PARTIAL L4 layer 'layer'. */
+static enum csum_prep l4_complete(struct pkt *p, const struct ol_view *v,
+                                  enum csum_layer layer, struct csum_stats *st)
+{
+    if (l4_known(p, v) && vnet_matches_l4(p, v))
+        l4_complete_known(p, v);
+    else if (layer != CSUM_L_OUTER_L4 || !(p->flags & PKT_F_VNET_CSUM) || !l4_complete_vnet(p))
+        return CSUM_PREP_INVALID;
+    p->flags &= (uint16_t)~PKT_F_VNET_CSUM;
+    p->csum_start = p->csum_offset = 0;
+    pkt_csum_set(p, layer, CSUM_GOOD);
+    if (st)
+        st->sw[layer]++;
+    return CSUM_PREP_OK;
+}
+
+static enum csum_prep ip_resolve(struct pkt *p, const struct ol_view *v,
+                                 enum csum_layer layer, bool offload, struct csum_stats *st)
+{
+    if (pkt_csum_get(p, layer) != CSUM_PARTIAL)
+        return CSUM_PREP_OK;
+    if (!ipv4_known(p, v))
+        return CSUM_PREP_INVALID;
+    if (offload) {
+        if (st)
+            st->offloaded[layer]++;
+        return CSUM_PREP_OK;
+    }
+    ipv4_complete(p, v);
+    pkt_csum_set(p, layer, CSUM_GOOD);
+    if (st)
+        st->sw[layer]++;
+    return CSUM_PREP_OK;
+}
+
+/* A packet we did not encapsulate: one IP layer, the outer states. */
+static enum csum_prep resolve_plain(struct pkt *p, uint32_t caps, bool force_sw,
+                                    struct csum_stats *st)
+{
+    struct ol_view v = view_outer(p);
+    if (ip_resolve(p, &v, CSUM_L_OUTER_IP, !force_sw && (caps & NETDEV_TX_IP_CSUM), st))
+        return CSUM_PREP_INVALID;
+    if (pkt_csum_get(p, CSUM_L_OUTER_L4) != CSUM_PARTIAL)
+        return CSUM_PREP_OK;
+
+    bool known = l4_known(p, &v) && vnet_matches_l4(p, &v);
     bool guest = !force_sw && (caps & NETDEV_TX_GUEST_CSUM);
     bool nic = !force_sw && (caps & NETDEV_TX_L4_CSUM);
-
     if (known && (guest || nic)) {
-        /* Leave it PARTIAL with the pseudo-header sum in the field. ICMP has
-         * no pseudo-header: its "partial" field is 0. */
-        uint8_t *field = p->data + p->l4_ofs + l4_csum_field(p->l4_proto);
-        wr16(field, csum_fold_nocompl(l4_pseudo(p)));
-        p->flags |= PKT_F_VNET_CSUM;
-        p->csum_start = p->l4_ofs;
-        p->csum_offset = (uint16_t)l4_csum_field(p->l4_proto);
+        l4_leave_partial(p, &v);
         if (st) {
             if (guest)
                 st->guest_partial++;
@@ -142,17 +227,67 @@ static enum csum_prep l4_resolve(struct pkt *p, uint32_t caps, bool force_sw,
         return CSUM_PREP_OK;
     }
     if (!known && (p->flags & PKT_F_VNET_CSUM) && guest) {
-        /* A location we do not understand: pass it on as the guest gave it. */
+        /* A location we do not understand: pass it on as the guest gave it,
+         * if it still lies inside the frame. */
+        if ((uint32_t)p->csum_start + p->csum_offset + 2 > p->len)
+            return CSUM_PREP_INVALID;
         if (st)
             st->guest_partial++;
         return CSUM_PREP_OK;
     }
-    if (known)
-        l4_complete_known(p);
-    else if (!(p->flags & PKT_F_VNET_CSUM) || !l4_complete_vnet(p))
+    return l4_complete(p, &v, CSUM_L_OUTER_L4, st);
+}
+
+/* A packet we encapsulated: the inner layers first (the outer UDP checksum
+ * covers them), then the outer IPv4 and UDP. */
+static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw,
+                                     struct csum_stats *st)
+{
+    struct ol_view in = view_inner(p), out = view_outer(p);
+    bool outer_udp_partial = pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_PARTIAL;
+    bool outer_udp_sw = outer_udp_partial && (force_sw || !(caps & NETDEV_TX_OUTER_UDP_CSUM));
+
+    if (ip_resolve(p, &in, CSUM_L_INNER_IP, !force_sw && (caps & NETDEV_TX_IP_CSUM), st))
         return CSUM_PREP_INVALID;
-    p->flags &= (uint16_t)~PKT_F_VNET_CSUM;
-    p->csum_start = p->csum_offset = 0;
+    if (pkt_csum_get(p, CSUM_L_INNER_L4) == CSUM_PARTIAL) {
+        /* Offloading the inner L4 needs the device to do the outer UDP too
+         * (or no outer UDP checksum): otherwise ours would be wrong. */
+        bool offload = !force_sw && (caps & NETDEV_TX_L4_CSUM) && !outer_udp_sw &&
+                       l4_known(p, &in);
+        if (offload) {
+            uint8_t *field = p->data + in.l4_ofs + l4_csum_field(in.l4_proto);
+            wr16(field, csum_fold_nocompl(l4_pseudo(p, &in)));
+            if (st)
+                st->offloaded[CSUM_L_INNER_L4]++;
+        } else if (l4_known(p, &in)) {
+            l4_complete_known(p, &in);
+            pkt_csum_set(p, CSUM_L_INNER_L4, CSUM_GOOD);
+            if (st)
+                st->sw[CSUM_L_INNER_L4]++;
+        } else {
+            return CSUM_PREP_INVALID;
+        }
+    }
+    if (ip_resolve(p, &out, CSUM_L_OUTER_IP,
+                   !force_sw && (caps & NETDEV_TX_OUTER_IP_CSUM), st))
+        return CSUM_PREP_INVALID;
+    if (!outer_udp_partial)
+        return CSUM_PREP_OK;
+    uint8_t *field = p->data + out.l4_ofs + 6;
+    if (!outer_udp_sw) {
+        wr16(field, csum_fold_nocompl(l4_pseudo(p, &out)));
+        if (st)
+            st->offloaded[CSUM_L_OUTER_L4]++;
+        return CSUM_PREP_OK;
+    }
+    /* The inner checksum is now complete and was verified or computed by us
+     * (GOOD): its payload cancels, only headers are summed. An UNKNOWN one
+     * may be wrong, and a zero IPv4 UDP one is absent: sum everything. */
+    uint8_t *ifield = l4_known(p, &in) ? p->data + in.l4_ofs + l4_csum_field(in.l4_proto) : NULL;
+    bool shortcut = ifield && pkt_csum_get(p, CSUM_L_INNER_L4) == CSUM_GOOD &&
+                    !(in.l4_proto == IPPROTO_UDP_ && rd16(ifield) == 0);
+    uint16_t c = shortcut ? tnl_outer_udp_csum_short(p) : tnl_outer_udp_csum_full(p);
+    wr16(field, c);
     pkt_csum_set(p, CSUM_L_OUTER_L4, CSUM_GOOD);
     if (st)
         st->sw[CSUM_L_OUTER_L4]++;
@@ -162,22 +297,9 @@ static enum csum_prep l4_resolve(struct pkt *p, uint32_t caps, bool force_sw,
 static enum csum_prep resolve(struct pkt *p, uint32_t caps, bool force_sw,
                               struct csum_stats *st)
 {
-    if (pkt_csum_get(p, CSUM_L_OUTER_IP) == CSUM_PARTIAL) {
-        if (!ipv4_known(p))
-            return CSUM_PREP_INVALID;
-        if (!force_sw && (caps & NETDEV_TX_IP_CSUM)) {
-            if (st)
-                st->offloaded[CSUM_L_OUTER_IP]++;
-        } else {
-            ipv4_complete(p);
-            pkt_csum_set(p, CSUM_L_OUTER_IP, CSUM_GOOD);
-            if (st)
-                st->sw[CSUM_L_OUTER_IP]++;
-        }
-    }
-    if (pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_PARTIAL)
-        return l4_resolve(p, caps, force_sw, st);
-    return CSUM_PREP_OK;
+    if (p->flags & PKT_F_TUNNEL)
+        return resolve_tunnel(p, caps, force_sw, st);
+    return resolve_plain(p, caps, force_sw, st);
 }
 
 enum csum_prep pkt_send_prepare(struct pkt *p, uint32_t caps, struct csum_stats *st)
@@ -196,14 +318,15 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps)
     if (!FS_CSUM_MACHINERY || !(rx_caps & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM)))
         return;
     parse_pkt(p, &key);
-    if ((rx_caps & NETDEV_RX_IP_CSUM) && ipv4_known(p) &&
+    struct ol_view v = view_outer(p);
+    if ((rx_caps & NETDEV_RX_IP_CSUM) && ipv4_known(p, &v) &&
         pkt_csum_get(p, CSUM_L_OUTER_IP) == CSUM_UNKNOWN) {
         const uint8_t *ip = p->data + p->l3_ofs;
         size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
         pkt_csum_set(p, CSUM_L_OUTER_IP,
                      csum_fold(csum_partial(ip, ihl, 0)) == 0 ? CSUM_GOOD : CSUM_BAD);
     }
-    if ((rx_caps & NETDEV_RX_L4_CSUM) && l4_known(p) &&
+    if ((rx_caps & NETDEV_RX_L4_CSUM) && l4_known(p, &v) &&
         (p->l4_proto == IPPROTO_TCP_ || p->l4_proto == IPPROTO_UDP_) &&
         pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_UNKNOWN) {
         const uint8_t *l4 = p->data + p->l4_ofs;
@@ -211,29 +334,46 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps)
         if (p->l4_proto == IPPROTO_UDP_ && rd16(l4 + 6) == 0)
             s = p->l3 == PKT_L3_IPV4 ? CSUM_GOOD : CSUM_BAD;
         else
-            s = csum_fold(csum_partial(l4, p->l4_len, l4_pseudo(p))) == 0 ? CSUM_GOOD
-                                                                          : CSUM_BAD;
+            s = csum_fold(csum_partial(l4, p->l4_len, l4_pseudo(p, &v))) == 0 ? CSUM_GOOD
+                                                                               : CSUM_BAD;
         pkt_csum_set(p, CSUM_L_OUTER_L4, s);
+    }
+}
+
+/* The capability an emulated device must announce to take 'layer' PARTIAL. */
+static uint32_t layer_cap(const struct pkt *p, enum csum_layer layer)
+{
+    bool tnl = p->flags & PKT_F_TUNNEL;
+    switch (layer) {
+    case CSUM_L_OUTER_IP:
+        return tnl ? NETDEV_TX_OUTER_IP_CSUM : NETDEV_TX_IP_CSUM;
+    case CSUM_L_OUTER_L4:
+        return tnl ? NETDEV_TX_OUTER_UDP_CSUM : NETDEV_TX_L4_CSUM;
+    case CSUM_L_INNER_IP:
+        return NETDEV_TX_IP_CSUM;
+    case CSUM_L_INNER_L4:
+    default:
+        return NETDEV_TX_L4_CSUM;
     }
 }
 
 bool pkt_tx_emulate_slow(struct pkt *p, uint32_t caps)
 {
-    bool ip = pkt_csum_get(p, CSUM_L_OUTER_IP) == CSUM_PARTIAL;
-    bool l4 = pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_PARTIAL;
-    bool to_guest = l4 && (caps & NETDEV_TX_GUEST_CSUM) && (p->flags & PKT_F_VNET_CSUM);
-    if (!FS_CSUM_MACHINERY || (!ip && !l4))
-        return true;
-    if ((ip && !(caps & NETDEV_TX_IP_CSUM)) ||
-        (l4 && !to_guest && !(caps & NETDEV_TX_L4_CSUM)))
-        return false;
-    if (ip) {
-        if (!ipv4_known(p))
+    bool to_guest = !(p->flags & PKT_F_TUNNEL) && (caps & NETDEV_TX_GUEST_CSUM) &&
+                    (p->flags & PKT_F_VNET_CSUM) &&
+                    pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_PARTIAL;
+    for (int l = 0; l < CSUM_L_N; l++) {
+        if (pkt_csum_get(p, (enum csum_layer)l) != CSUM_PARTIAL)
+            continue;
+        if (to_guest && l == CSUM_L_OUTER_L4)
+            continue;
+        if (!(caps & layer_cap(p, (enum csum_layer)l)))
             return false;
-        ipv4_complete(p);
-        pkt_csum_set(p, CSUM_L_OUTER_IP, CSUM_GOOD);
     }
-    if (l4 && !to_guest)
-        return l4_resolve(p, 0, true, NULL) == CSUM_PREP_OK;
-    return true;
+    if (to_guest) {
+        /* The guest completes the L4; an IP header is ours to finish. */
+        struct ol_view v = view_outer(p);
+        return ip_resolve(p, &v, CSUM_L_OUTER_IP, false, NULL) == CSUM_PREP_OK;
+    }
+    return resolve(p, 0, true, NULL) == CSUM_PREP_OK;
 }

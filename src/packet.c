@@ -61,6 +61,12 @@ void pkt_reset_meta(struct pkt *p)
     p->l4_proto = 0;
     p->n_vlan = 0;
     memset(p->csum, CSUM_UNKNOWN, sizeof p->csum);
+    p->inner_l3_ofs = p->inner_l4_ofs = PKT_OFS_NONE;
+    p->inner_l4_len = 0;
+    p->inner_l3 = PKT_L3_NONE;
+    p->inner_l4_proto = 0;
+    p->inner_flags = 0;
+    p->out_vni = 0;
     p->csum_start = p->csum_offset = 0;
 }
 

@@ -54,6 +54,12 @@ enum pkt_l3 {
 #define PKT_F_VNET_CSUM 0x0020u /* csum_start/csum_offset came with the frame */
 #define PKT_F_TRUNCATED 0x0040u /* captured shorter than it was on the wire:
                                  * the core drops it (rx_truncated) */
+#define PKT_F_TUNNEL    0x0080u /* encapsulated by us: inner_* describe the
+                                 * packet that was pushed into a tunnel */
+
+/* pkt->inner_flags */
+#define PKT_IF_L4   0x01u /* the inner packet has a complete L4 header */
+#define PKT_IF_FRAG 0x02u /* the inner packet is an IP fragment */
 
 struct pkt;
 
@@ -91,10 +97,20 @@ struct pkt {
     uint8_t n_vlan;    /* VLAN tags parsed (0..2) */
     uint8_t csum[CSUM_L_N]; /* enum csum_state per layer */
 
+    /* With PKT_F_TUNNEL: the inner packet's layout, offsets from data. */
+    uint16_t inner_l3_ofs;
+    uint16_t inner_l4_ofs;
+    uint16_t inner_l4_len;
+    uint8_t inner_l3;       /* enum pkt_l3 */
+    uint8_t inner_l4_proto;
+    uint8_t inner_flags;    /* PKT_IF_* */
+
     /* Virtio NEEDS_CSUM location, valid with PKT_F_VNET_CSUM: the checksum
      * covers data[csum_start..] and is stored at csum_start + csum_offset. */
     uint16_t csum_start;
     uint16_t csum_offset;
+
+    uint32_t out_vni; /* set_tunnel value, used by vni = flow tunnel ports */
 };
 
 /* Batch summary flags (pkt_batch.flags). */

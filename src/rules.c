@@ -689,7 +689,8 @@ static int rp_prereqs(struct rule_parser *p)
 
 enum act_prereq { APR_NONE, APR_IP4, APR_L4, APR_IP_ANY };
 
-enum act_arg { AA_NONE, AA_PORT, AA_MAC, AA_IP4, AA_TOS, AA_U16, AA_TPID, AA_VID, AA_PCP };
+enum act_arg { AA_NONE, AA_PORT, AA_MAC, AA_IP4, AA_TOS, AA_U16, AA_TPID, AA_VID, AA_PCP,
+               AA_VNI };
 
 static const struct {
     const char *name;
@@ -711,6 +712,7 @@ static const struct {
     {"pop_vlan", ACT_POP_VLAN, AA_NONE, APR_NONE},
     {"strip_vlan", ACT_POP_VLAN, AA_NONE, APR_NONE},
     {"dec_ttl", ACT_DEC_TTL, AA_NONE, APR_IP_ANY},
+    {"set_tunnel", ACT_SET_TUNNEL, AA_VNI, APR_NONE},
 };
 
 #define N_RULE_ACTIONS (sizeof rule_actions / sizeof rule_actions[0])
@@ -779,6 +781,10 @@ static int rp_action(struct rule_parser *p, char *tok, struct action *a)
     case AA_PCP:
         if ((ok = parse_uint(arg, 7, &v)))
             a->u.u8 = (uint8_t)v;
+        break;
+    case AA_VNI:
+        if ((ok = parse_uint(arg, 0xffffff, &v)))
+            a->u.ip4 = (uint32_t)v;
         break;
     }
     if (!ok) {

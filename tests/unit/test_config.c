@@ -406,14 +406,14 @@ static void test_bad_data_files(void **state)
     struct fixture *fx = *state;
     data_err(fx, "bad_syntax.ini", 4, "syntax error: expected '[section]' or 'key = value'");
     data_err(fx, "bad_section.ini", 3,
-             "unknown section '[bridge]' (expected [datapath], [port NAME] or [rules])");
+             "unknown section '[bridge]' (expected [datapath], [port NAME], [rules] or [change NAME])");
     data_err(fx, "bad_knob.ini", 3, "unknown knob 'tx-turbo' (known: tx-flush-interval, tx-retries, replay-iteration-ns, bad-csum)");
     data_err(fx, "bad_knob_range.ini", 3,
              "bad value '1000001' for 'tx-flush-interval' (expected 0..1000000)");
     data_err(fx, "bad_dup_port.ini", 6, "duplicate port 'p0' (first at line 1)");
     data_err(fx, "bad_no_type.ini", 4, "port 'p1' has no 'type'");
     data_err(fx, "bad_no_type_last.ini", 3, "port 'p1' has no 'type'");
-    data_err(fx, "bad_type.ini", 2, "unknown port type 'dumy' (known: dummy, pcap)");
+    data_err(fx, "bad_type.ini", 2, "unknown port type 'dumy' (known: dummy, pcap, vxlan)");
     data_err(fx, "bad_caps.ini", 3,
              "caps: unknown capability 'turbo' (known: tx-ip-csum, tx-l4-csum, tx-outer-ip-csum, "
              "tx-outer-udp-csum, guest-csum, rx-csum, rx-ip-csum, rx-l4-csum, none)");
@@ -445,9 +445,9 @@ static void test_bad_generated(void **state)
     tmp_err(fx, "[port p0] x\ntype = dummy\n", 1, "unexpected text after ']'");
     tmp_err(fx, "[port]\ntype = dummy\n", 1, "port section without a name (expected [port NAME])");
     tmp_err(fx, "[portx]\n", 1,
-            "unknown section '[portx]' (expected [datapath], [port NAME] or [rules])");
+            "unknown section '[portx]' (expected [datapath], [port NAME], [rules] or [change NAME])");
     tmp_err(fx, "[Datapath]\n", 1,
-            "unknown section '[Datapath]' (expected [datapath], [port NAME] or [rules])");
+            "unknown section '[Datapath]' (expected [datapath], [port NAME], [rules] or [change NAME])");
     tmp_err(fx, "\n[port 12]\ntype = dummy\n", 2,
             "bad port name '12' (a number would be ambiguous in rules)");
     tmp_err(fx, "[port a/b]\ntype = dummy\n", 1,
@@ -481,7 +481,7 @@ static void test_bad_generated(void **state)
             "bad value '33' for 'tx-retries' (expected 0..32)");
     tmp_err(fx, "[port p0]\ntype = dummy\ntx-retries = 1\ntx-retries = 1\n", 4,
             "duplicate key 'tx-retries'");
-    tmp_err(fx, "[port p0]\ntype =\n", 2, "unknown port type '' (known: dummy, pcap)");
+    tmp_err(fx, "[port p0]\ntype =\n", 2, "unknown port type '' (known: dummy, pcap, vxlan)");
     tmp_err(fx, "[rules]\nflow = actions=drop\n", 2,
             "unknown key 'flow' in [rules] (expected 'rule' or 'include')");
     tmp_err(fx, "[rules]\nrule =\n", 2, "rule: missing 'actions='");
@@ -491,7 +491,7 @@ static void test_bad_generated(void **state)
     tmp_err(fx, "[port p0]\ntype = dummy\nbroken\n[bogus]\n", 3,
             "syntax error: expected '[section]' or 'key = value'");
     tmp_err(fx, "[bogus]\nbroken\n", 1,
-            "unknown section '[bogus]' (expected [datapath], [port NAME] or [rules])");
+            "unknown section '[bogus]' (expected [datapath], [port NAME], [rules] or [change NAME])");
     tmp_err(fx, "[datapath]\nfoo = 1\nbroken\n", 2,
             "unknown knob 'foo' (known: tx-flush-interval, tx-retries, replay-iteration-ns, bad-csum)");
     /* A syntax error before a rule error: rules are checked last. */
