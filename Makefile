@@ -40,6 +40,9 @@ ifeq ($(HAVE_DPDK),yes)
 DPDK_VERSION := $(shell pkg-config --modversion libdpdk)
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk)
 DPDK_LIBS := $(shell pkg-config --libs libdpdk)
+# PMD-specific APIs called directly (rte_eth_vhost_*, rte_eth_from_rings in
+# tests/dpdk) are not in libdpdk's list.
+DPDK_LIBS += -lrte_net_vhost -lrte_net_ring
 ifneq ($(DPDK_SRC),)
 DPDK_DEF := -DHAVE_DPDK
 endif
@@ -105,10 +108,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_HELPER_OBJ) $(LIB)
 
 unit-build: deps $(UNIT_BIN)
 
+# With the DPDK backend compiled in, check also runs tests/dpdk (DPDK_TESTS=1).
+DPDK_TESTS := $(if $(DPDK_DEF),--dpdk)
+
 check: all
 	@scripts/install-deps --check test
-	@$(MAKE) --no-print-directory unit-build
-	@tests/run-tests --build $(BUILD) --bin $(BIN)
+	@$(MAKE) --no-print-directory unit-build dpdk-tests-build
+	@tests/run-tests --build $(BUILD) --bin $(BIN) $(DPDK_TESTS)
 
 unit: all unit-build
 	@tests/run-tests --build $(BUILD) --bin $(BIN) --only unit
@@ -128,8 +134,8 @@ coverage:
 	@scripts/install-deps --check test
 	@rm -rf build/coverage
 	@$(MAKE) --no-print-directory BUILD=build/coverage OPT="-O0 -g --coverage" \
-	    LDFLAGS="--coverage" all unit-build
-	@tests/run-tests --build build/coverage --bin build/coverage/flowswitch
+	    LDFLAGS="--coverage" all unit-build dpdk-tests-build
+	@tests/run-tests --build build/coverage --bin build/coverage/flowswitch $(DPDK_TESTS)
 	@mkdir -p build/coverage/html
 	@lcov --quiet --capture --directory build/coverage --output-file build/coverage/lcov.info \
 	    --rc lcov_branch_coverage=0 >/dev/null
@@ -171,6 +177,28 @@ fuzz-run: fuzz
 	    grep -E "stat::number_of_executed_units|Done" build/fuzz/$$n.log | tail -2; \
 	done
 
+# DPDK tests (tests/dpdk/*.c cmocka programs + tests/dpdk/run), only when
+# the DPDK backend is compiled in.
+DPDK_TEST_SRC := $(wildcard tests/dpdk/*.c)
+DPDK_TEST_BIN := $(DPDK_TEST_SRC:tests/dpdk/%.c=$(BUILD)/tests-dpdk/%)
+
+$(BUILD)/tests-dpdk/%: tests/dpdk/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DPDK_CFLAGS) -Itests/dpdk $(LDFLAGS) -MMD -MP -o $@ $< $(LIB) \
+	    -lcmocka $(LDLIBS_IO) $(LDLIBS_CORE) $(DPDK_LIBS)
+
+.PHONY: dpdk-tests-build check-dpdk
+ifeq ($(DPDK_DEF),-DHAVE_DPDK)
+dpdk-tests-build: $(DPDK_TEST_BIN)
+check-dpdk: all dpdk-tests-build
+	@tests/dpdk/run --build $(BUILD) --bin $(BIN)
+else
+dpdk-tests-build:
+	@true
+check-dpdk:
+	@echo "DPDK backend not compiled: DPDK tests skipped"
+endif
+
 # Benchmarks: bench/bench_*.c link against the library; bench_fwd is also
 # built with the checksum machinery compiled out (-DFS_CSUM_OFF) as the
 # baseline of its on/off ratio. bench/run runs them side by side.
@@ -196,7 +224,7 @@ bench-build: all $(BENCH_BIN)
 	    $(BENCH_OFF)/bench/bench_fwd
 
 bench: bench-build
-	@bench/run --build $(BUILD) --off-build $(BENCH_OFF)
+	@bench/run --build $(BUILD) --off-build $(BENCH_OFF) --bin $(BIN)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/flowswitch
@@ -206,4 +234,4 @@ install: all
 clean:
 	rm -rf build flowswitch
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/src/main.d $(UNIT_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(BUILD)/src/main.d $(UNIT_BIN:=.d) $(DPDK_TEST_BIN:=.d)

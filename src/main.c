@@ -12,6 +12,7 @@
 #include "config.h"
 #include "dp.h"
 #include "netdev.h"
+#include "pmd.h"
 
 /* Exit codes. */
 #define FS_EXIT_OK 0
@@ -30,6 +31,12 @@ static void usage(FILE *out)
             "        pcaps (relative paths under DIR, default: the config's\n"
             "        directory) and print a per-port and per-drop-reason summary\n"
             "        (--json: machine-readable).\n"
+            "  run [--backend=dpdk] [--pmd-cores LIST] [--stats-interval SEC] [--json]\n"
+            "      [--duration SEC] CONFIG [-- EAL-ARGS]\n"
+            "        Run the datapath on PMD threads on the monotonic clock until\n"
+            "        SIGINT/SIGTERM (or --duration), printing PMD stats; with\n"
+            "        --backend=dpdk the EAL is initialised from EAL-ARGS first.\n"
+            "        'flowswitch run --help' lists every option.\n"
             "  check CONFIG\n"
             "        Validate CONFIG (syntax, ports, rules) without opening ports\n"
             "        and print the rules in lookup order.\n"
@@ -216,6 +223,8 @@ int main(int argc, char **argv)
         rc = cmd_replay(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "check"))
         rc = cmd_check(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "run"))
+        rc = fs_cmd_run(argc - 1, argv + 1);
     else {
         fprintf(stderr, "flowswitch: unknown command '%s' (try 'flowswitch --help')\n",
                 argv[1]);

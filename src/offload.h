@@ -97,7 +97,7 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps);
 
 /* The batch summary flags (PKT_BATCH_F_*) one packet contributes; a
  * backend ORs them into batch->flags for every packet it delivers (and may
- * count its verdicts from them: VERDICT without BAD = the device vouched). */
+ * count its verdicts from them: GOOD without BAD = the device vouched). */
 static inline uint16_t pkt_batch_flags_of(const struct pkt *p)
 {
     uint32_t any;
@@ -107,11 +107,11 @@ static inline uint16_t pkt_batch_flags_of(const struct pkt *p)
     uint16_t f = 0;
     for (int l = 0; l < CSUM_L_N; l++) {
         if (p->csum[l] == CSUM_PARTIAL)
-            f |= PKT_BATCH_F_PARTIAL | PKT_BATCH_F_VERDICT;
+            f |= PKT_BATCH_F_PARTIAL;
         else if (p->csum[l] == CSUM_BAD)
-            f |= PKT_BATCH_F_BAD | PKT_BATCH_F_VERDICT;
+            f |= PKT_BATCH_F_BAD;
         else if (p->csum[l] == CSUM_GOOD)
-            f |= PKT_BATCH_F_VERDICT;
+            f |= PKT_BATCH_F_GOOD;
     }
     return f;
 }

@@ -116,7 +116,7 @@ struct pkt {
 /* Batch summary flags (pkt_batch.flags). */
 #define PKT_BATCH_F_PARTIAL 0x01u /* some packet has a layer in CSUM_PARTIAL */
 #define PKT_BATCH_F_BAD     0x02u /* some packet has a layer in CSUM_BAD */
-#define PKT_BATCH_F_VERDICT 0x04u /* some packet has a state other than UNKNOWN */
+#define PKT_BATCH_F_GOOD    0x04u /* some packet has a layer in CSUM_GOOD */
 
 struct pkt_batch {
     uint16_t count;

@@ -214,7 +214,7 @@ static int dummy_rxq_recv(struct netdev *dev, unsigned qid,
         uint16_t vf = pkt_batch_flags_of(p);
         if (vf & PKT_BATCH_F_BAD)
             dp->stats.rx_csum_bad++;
-        else if (vf & PKT_BATCH_F_VERDICT)
+        else if (vf & PKT_BATCH_F_GOOD)
             dp->stats.rx_csum_good++;
         batch->flags |= vf;
         pkt_batch_add(batch, p);

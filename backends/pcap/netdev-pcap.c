@@ -467,7 +467,7 @@ static void pcapdev_deliver(struct pcapdev_port *pp, struct pkt_batch *batch,
     uint16_t vf = pkt_batch_flags_of(p);
     if (vf & PKT_BATCH_F_BAD)
         pp->stats.rx_csum_bad++;
-    else if (vf & PKT_BATCH_F_VERDICT)
+    else if (vf & PKT_BATCH_F_GOOD)
         pp->stats.rx_csum_good++;
     batch->flags |= vf;
     pkt_batch_add(batch, p);

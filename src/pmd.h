@@ -1,0 +1,128 @@
+/* pmd.h: the PMD thread runtime.
+ *
+ * One polling thread per configured PMD, each owning a struct dp_pmd (its
+ * own output batches, caches and counters) and a set of rx queues:
+ *  - queues named in the affinity list go to the PMD given there (a PMD
+ *    with pinned queues is isolated: it gets no others, as in OVS);
+ *  - the other queues are dealt round-robin, in port then queue order, to
+ *    the PMDs without pinned queues (to all PMDs if every one has some);
+ *  - PMD i transmits on tx queue i of a port that has at least as many tx
+ *    queues as there are PMDs; otherwise on queue i % n_txq, and the PMDs
+ *    sharing a queue are serialised by a per-queue mutex (a locking proxy
+ *    netdev in front of the port: ports with enough queues pay nothing).
+ * The poll loop reads the monotonic clock once per iteration, counts
+ * busy/idle iterations and their TSC cycles (rdtsc on x86, the monotonic
+ * clock elsewhere), and publishes a stats snapshot every 100 ms for the
+ * control thread. On stop each PMD flushes every output queue before its
+ * thread exits. The main thread only controls and reads snapshots; after
+ * pmd_runtime_stop() every counter of every dp_pmd may be read directly. */
+#ifndef FS_PMD_H
+#define FS_PMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dp.h"
+
+#define PMD_MAX 32
+#define PMD_MAX_AFFINITY 256
+
+/* Cache line of the target: the per-PMD layout is padded to it. */
+#if defined(__aarch64__) || defined(__powerpc64__)
+#define PMD_CACHE_LINE 128
+#else
+#define PMD_CACHE_LINE 64
+#endif
+
+/* One "port queue -> PMD" pin. */
+struct pmd_rxq_affinity {
+    uint16_t port;
+    uint16_t qid;
+    unsigned pmd; /* PMD index (0..n_pmds-1) */
+};
+
+struct pmd_config {
+    unsigned n_pmds;     /* 1..PMD_MAX */
+    int cores[PMD_MAX];  /* CPU to pin PMD i to, -1: not pinned */
+    struct pmd_rxq_affinity affinity[PMD_MAX_AFFINITY];
+    unsigned n_affinity;
+    uint32_t idle_sleep_us; /* 0: busy poll; else sleep this long when idle */
+    /* Called at the start / end of every PMD thread (NULL: none), e.g. to
+     * register the thread with DPDK. */
+    int (*thread_start)(void);
+    void (*thread_stop)(void);
+};
+
+void pmd_config_default(struct pmd_config *c);
+
+/* Parses a CPU list "1,2" or "1-3,5" into c->cores / c->n_pmds. Returns 0
+ * or -1 with the reason in err. */
+int pmd_config_parse_cores(struct pmd_config *c, const char *s, char *err,
+                           size_t errlen);
+
+/* Parses "PORT:QID:PMD[,...]" (PORT a port name of dp; PMD the core given
+ * in the cores list, or the PMD index when PMDs are not pinned) into
+ * c->affinity. Call after the cores are set. Returns 0 or -1. */
+int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
+                              const char *s, char *err, size_t errlen);
+
+/* What a PMD publishes for the control thread (and what the final report
+ * reads). Cycles are TSC ticks (ns where there is no TSC). */
+struct pmd_stats {
+    uint64_t iterations, busy_iterations, idle_iterations;
+    uint64_t busy_cycles, idle_cycles;
+    uint64_t rx_packets, tx_packets, copies, dropped, queued;
+    uint64_t send_calls;
+    uint64_t drops[DROP_N_REASONS];
+    uint64_t csum_sw, csum_offloaded, csum_guest_partial;
+    uint64_t time_ns; /* monotonic time of the snapshot */
+};
+
+struct pmd_runtime;
+
+/* Builds the PMDs of dp (dp_pmd_create each), assigns rx and tx queues.
+ * Returns 0 or -1 with the reason in err. */
+int pmd_runtime_create(struct dp *dp, const struct pmd_config *cfg,
+                       struct pmd_runtime **out, char *err, size_t errlen);
+
+/* Starts one thread per PMD that has rx queues. Returns 0 or -1. */
+int pmd_runtime_start(struct pmd_runtime *rt, char *err, size_t errlen);
+
+/* Asks every PMD to stop, waits for them (each flushes its queues), and
+ * takes a final snapshot. Safe to call twice. */
+void pmd_runtime_stop(struct pmd_runtime *rt);
+
+/* Destroys the PMDs (after stop). NULL is ignored. */
+void pmd_runtime_destroy(struct pmd_runtime *rt);
+
+unsigned pmd_runtime_n_pmds(const struct pmd_runtime *rt);
+
+/* The dp_pmd of every PMD, for dp_print_summary / dp_totals (read them
+ * only after pmd_runtime_stop). */
+struct dp_pmd *const *pmd_runtime_pmds(const struct pmd_runtime *rt);
+
+/* Copies the latest published snapshot of PMD i. */
+void pmd_runtime_snapshot(struct pmd_runtime *rt, unsigned i, struct pmd_stats *st);
+
+/* Prints per-PMD statistics since 'prev' (NULL: since start; an array of
+ * n_pmds snapshots, updated to the current ones), in the style of
+ * ovs-appctl dpif-netdev/pmd-perf-show, or as one JSON object per line. */
+void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
+                             FILE *out, bool json);
+
+/* Prints the rx queue and tx queue assignment. */
+void pmd_runtime_print_assignment(const struct pmd_runtime *rt, FILE *out);
+
+/* The TSC (or ns) counter used for cycle accounting. */
+uint64_t pmd_cycles(void);
+
+/* Aligned allocation, size rounded up to whole cache lines; free with
+ * pmd_aligned_free only. */
+void *pmd_aligned_alloc(size_t size);
+void pmd_aligned_free(void *p);
+
+/* `flowswitch run`: see src/run.c. */
+int fs_cmd_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,309 @@
+/* test_dpdk_ring.c: net_ring loopback through the DPDK backend and the PMD
+ * runtime: frames injected into port a's rx rings leave port b's tx rings
+ * byte for byte, in order per queue, with 1 and 2 PMD threads, with a tx
+ * queue shared by two PMDs, and from a pool without a struct pkt area. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "dpdk_helpers.h"
+
+#define N_PER_Q 600
+#define MAX_FRAME 1600
+
+struct ring_env {
+    struct rte_mempool *pool;
+    struct rte_mempool *bare_pool; /* priv_size 0 */
+};
+
+/* A ring port: nq rx rings and nq_tx tx rings. */
+struct ring_port {
+    struct rte_ring *rx[4], *tx[4];
+    unsigned nrx, ntx;
+};
+
+static int ring_port_make(const char *name, struct ring_port *rp, unsigned nrx,
+                          unsigned ntx)
+{
+    char rn[64];
+    memset(rp, 0, sizeof *rp);
+    rp->nrx = nrx;
+    rp->ntx = ntx;
+    for (unsigned i = 0; i < nrx; i++) {
+        snprintf(rn, sizeof rn, "%s_rx%u", name, i);
+        rp->rx[i] = rte_ring_create(rn, 1024, SOCKET_ID_ANY, 0);
+        if (!rp->rx[i])
+            return -1;
+    }
+    for (unsigned i = 0; i < ntx; i++) {
+        snprintf(rn, sizeof rn, "%s_tx%u", name, i);
+        rp->tx[i] = rte_ring_create(rn, 8192, SOCKET_ID_ANY, 0);
+        if (!rp->tx[i])
+            return -1;
+    }
+    return rte_eth_from_rings(name, rp->rx, nrx, rp->tx, ntx, SOCKET_ID_ANY) < 0 ? -1 : 0;
+}
+
+/* Empties the rings (the ethdev still refers to them: they are released
+ * with the EAL). */
+static void ring_port_free(struct ring_port *rp)
+{
+    void *m;
+    for (unsigned i = 0; i < rp->nrx; i++)
+        while (rte_ring_dequeue(rp->rx[i], &m) == 0)
+            rte_pktmbuf_free(m);
+    for (unsigned i = 0; i < rp->ntx; i++)
+        while (rte_ring_dequeue(rp->tx[i], &m) == 0)
+            rte_pktmbuf_free(m);
+}
+
+/* Frame i of queue q: sizes, protocols and bytes differ per frame. */
+static uint32_t make_frame(uint8_t *buf, unsigned q, unsigned i)
+{
+    uint32_t seed = q * 100000u + i;
+    unsigned payload = (i * 37u) % 1400u;
+    return th_frame(buf, i % 3 ? 17 : 6, seed, payload, 0);
+}
+
+static void inject(struct rte_mempool *mp, struct rte_ring *r, unsigned q, unsigned n)
+{
+    uint8_t buf[MAX_FRAME];
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t len = make_frame(buf, q, i);
+        struct rte_mbuf *m = th_mbuf(mp, buf, len);
+        assert_non_null(m);
+        assert_int_equal(rte_ring_enqueue(r, m), 0);
+    }
+}
+
+/* Dequeues every mbuf of r into out[] (up to max). */
+static unsigned drain(struct rte_ring *r, struct rte_mbuf **out, unsigned max)
+{
+    unsigned n = 0;
+    void *m;
+    while (n < max && rte_ring_dequeue(r, &m) == 0)
+        out[n++] = m;
+    return n;
+}
+
+static int frame_is(const struct rte_mbuf *m, unsigned q, unsigned i)
+{
+    uint8_t buf[MAX_FRAME];
+    uint32_t len = make_frame(buf, q, i);
+    return m->nb_segs == 1 && m->pkt_len == len &&
+           memcmp(rte_pktmbuf_mtod(m, const void *), buf, len) == 0;
+}
+
+struct run {
+    char dir[256];
+    struct config cfg;
+    struct dp *dp;
+    struct pmd_runtime *rt;
+};
+
+static void run_start(struct run *r, const char *ini, unsigned n_pmds)
+{
+    memset(r, 0, sizeof *r);
+    assert_int_equal(th_config(r->dir, sizeof r->dir, ini, &r->cfg), 0);
+    char err[512];
+    int rc = dp_create(&r->cfg, r->dir, &r->dp, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    struct pmd_config pc;
+    pmd_config_default(&pc);
+    pc.n_pmds = n_pmds;
+    pc.idle_sleep_us = 50; /* shared CI machines: do not spin when idle */
+    pc.thread_start = netdev_dpdk_thread_register;
+    pc.thread_stop = netdev_dpdk_thread_unregister;
+    assert_int_equal(pmd_runtime_create(r->dp, &pc, &r->rt, err, sizeof err), 0);
+    assert_int_equal(pmd_runtime_start(r->rt, err, sizeof err), 0);
+}
+
+static void run_stop(struct run *r)
+{
+    pmd_runtime_stop(r->rt);
+    assert_true(th_conserved(r->dp, r->rt));
+    pmd_runtime_destroy(r->rt);
+    dp_destroy(r->dp);
+    config_free(&r->cfg);
+    th_rmdir(r->dir);
+}
+
+static void test_loopback_1pmd(void **state)
+{
+    struct ring_env *env = *state;
+    struct ring_port a, b;
+    assert_int_equal(ring_port_make("r1a", &a, 1, 1), 0);
+    assert_int_equal(ring_port_make("r1b", &b, 1, 1), 0);
+    struct run r;
+    run_start(&r,
+              "[port a]\ntype = dpdk\ndevargs = net_ring_r1a\n"
+              "[port b]\ntype = dpdk\ndevargs = net_ring_r1b\n"
+              "[rules]\nrule = in_port=a actions=output:b\n",
+              1);
+    inject(env->pool, a.rx[0], 0, N_PER_Q);
+    assert_int_equal(th_wait_rx(r.rt, N_PER_Q), 0);
+    static struct rte_mbuf *out[2 * N_PER_Q];
+    unsigned n = drain(b.tx[0], out, 2 * N_PER_Q);
+    assert_int_equal(n, N_PER_Q);
+    for (unsigned i = 0; i < n; i++) {
+        assert_true(frame_is(out[i], 0, i));
+        rte_pktmbuf_free(out[i]);
+    }
+    assert_int_equal(rte_ring_count(a.tx[0]), 0);
+    run_stop(&r);
+    ring_port_free(&a);
+    ring_port_free(&b);
+}
+
+static void test_loopback_2pmd(void **state)
+{
+    struct ring_env *env = *state;
+    struct ring_port a, b;
+    assert_int_equal(ring_port_make("r2a", &a, 2, 2), 0);
+    assert_int_equal(ring_port_make("r2b", &b, 2, 2), 0);
+    struct run r;
+    run_start(&r,
+              "[port a]\ntype = dpdk\ndevargs = net_ring_r2a\nrxqs = 2\ntxqs = 2\n"
+              "[port b]\ntype = dpdk\ndevargs = net_ring_r2b\nrxqs = 2\ntxqs = 2\n"
+              "[rules]\nrule = in_port=a actions=output:b\n",
+              2);
+    /* Round-robin: a/0 -> pmd0, a/1 -> pmd1; pmd i sends on txq i. */
+    struct dp_pmd *const *pmds = pmd_runtime_pmds(r.rt);
+    assert_int_equal(pmds[0]->n_rxqs, 2);
+    assert_int_equal(pmds[0]->rxqs[0].qid, 0);
+    assert_int_equal(pmds[1]->rxqs[0].qid, 1);
+    assert_int_equal(pmds[1]->txq[1].qid, 1);
+    inject(env->pool, a.rx[0], 0, N_PER_Q);
+    inject(env->pool, a.rx[1], 1, N_PER_Q);
+    assert_int_equal(th_wait_rx(r.rt, 2 * N_PER_Q), 0);
+    static struct rte_mbuf *out[2 * N_PER_Q];
+    for (unsigned q = 0; q < 2; q++) {
+        unsigned n = drain(b.tx[q], out, 2 * N_PER_Q);
+        assert_int_equal(n, N_PER_Q);
+        for (unsigned i = 0; i < n; i++) {
+            assert_true(frame_is(out[i], q, i));
+            rte_pktmbuf_free(out[i]);
+        }
+    }
+    struct pmd_stats s0, s1;
+    pmd_runtime_snapshot(r.rt, 0, &s0);
+    pmd_runtime_snapshot(r.rt, 1, &s1);
+    assert_int_equal(s0.rx_packets, N_PER_Q);
+    assert_int_equal(s1.rx_packets, N_PER_Q);
+    run_stop(&r);
+    ring_port_free(&a);
+    ring_port_free(&b);
+}
+
+/* Two PMDs, one tx queue on b: the runtime serialises them; every frame
+ * arrives once and each source queue's order is kept. */
+static void test_shared_txq(void **state)
+{
+    struct ring_env *env = *state;
+    struct ring_port a, b;
+    assert_int_equal(ring_port_make("r3a", &a, 2, 2), 0);
+    assert_int_equal(ring_port_make("r3b", &b, 1, 1), 0);
+    struct run r;
+    run_start(&r,
+              "[port a]\ntype = dpdk\ndevargs = net_ring_r3a\nrxqs = 2\ntxqs = 2\n"
+              "[port b]\ntype = dpdk\ndevargs = net_ring_r3b\n"
+              "[rules]\nrule = in_port=a actions=output:b\n",
+              2);
+    inject(env->pool, a.rx[0], 0, N_PER_Q);
+    inject(env->pool, a.rx[1], 1, N_PER_Q);
+    assert_int_equal(th_wait_rx(r.rt, 2 * N_PER_Q), 0);
+    static struct rte_mbuf *out[4 * N_PER_Q];
+    unsigned n = drain(b.tx[0], out, 4 * N_PER_Q);
+    assert_int_equal(n, 2 * N_PER_Q);
+    unsigned next[2] = {0, 0};
+    for (unsigned i = 0; i < n; i++) {
+        if (next[0] < N_PER_Q && frame_is(out[i], 0, next[0]))
+            next[0]++;
+        else if (next[1] < N_PER_Q && frame_is(out[i], 1, next[1]))
+            next[1]++;
+        else
+            fail_msg("frame %u is out of order or corrupted", i);
+        rte_pktmbuf_free(out[i]);
+    }
+    assert_int_equal(next[0], N_PER_Q);
+    assert_int_equal(next[1], N_PER_Q);
+    run_stop(&r);
+    ring_port_free(&a);
+    ring_port_free(&b);
+}
+
+/* Frames from a pool with no private area are copied, not corrupted. */
+static void test_foreign_pool(void **state)
+{
+    struct ring_env *env = *state;
+    struct ring_port a, b;
+    assert_int_equal(ring_port_make("r4a", &a, 1, 1), 0);
+    assert_int_equal(ring_port_make("r4b", &b, 1, 1), 0);
+    struct run r;
+    run_start(&r,
+              "[port a]\ntype = dpdk\ndevargs = net_ring_r4a\n"
+              "[port b]\ntype = dpdk\ndevargs = net_ring_r4b\n"
+              "[rules]\nrule = in_port=a actions=output:b\n",
+              1);
+    inject(env->bare_pool, a.rx[0], 0, 50);
+    assert_int_equal(th_wait_rx(r.rt, 50), 0);
+    static struct rte_mbuf *out[100];
+    unsigned n = drain(b.tx[0], out, 100);
+    assert_int_equal(n, 50);
+    for (unsigned i = 0; i < n; i++) {
+        assert_true(frame_is(out[i], 0, i));
+        rte_pktmbuf_free(out[i]);
+    }
+    struct netdev_dpdk_stats ds;
+    netdev_dpdk_get_stats(r.dp->ports[0].dev, &ds);
+    assert_int_equal(ds.rx_copied, 50);
+    assert_int_equal(rte_mempool_avail_count(env->bare_pool), 512);
+    run_stop(&r);
+    ring_port_free(&a);
+    ring_port_free(&b);
+}
+
+static int setup(void **state)
+{
+    static struct ring_env env;
+    if (th_eal_init("ring", NULL))
+        return -1;
+    env.pool = th_pool("test_pool", 8192);
+    env.bare_pool = rte_pktmbuf_pool_create("bare_pool", 512, 0, 0,
+                                            RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    if (!env.pool || !env.bare_pool)
+        return -1;
+    *state = &env;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct ring_env *env = *state;
+    rte_mempool_free(env->pool);
+    rte_mempool_free(env->bare_pool);
+    uint16_t pid;
+    RTE_ETH_FOREACH_DEV(pid)
+    {
+        rte_eth_dev_stop(pid);
+        rte_eth_dev_close(pid);
+    }
+    netdev_unregister_all();
+    netdev_dpdk_fini();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_loopback_1pmd),
+        cmocka_unit_test(test_loopback_2pmd),
+        cmocka_unit_test(test_shared_txq),
+        cmocka_unit_test(test_foreign_pool),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

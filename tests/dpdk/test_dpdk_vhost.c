@@ -1,0 +1,401 @@
+/* test_dpdk_vhost.c: vhost-user ports (net_vhost) with net_virtio_user
+ * guests driven by the test in the same process:
+ *  - checksum offload negotiated on and off, as the port reports it;
+ *  - a guest's PARTIAL TCP packet forwarded to a non-offloading port (a
+ *    ring) leaves with a valid checksum;
+ *  - VM-to-VM with guest checksum on both sides: the packet reaches the
+ *    other guest still PARTIAL (NEEDS_CSUM) and nothing is computed;
+ *  - a guest disconnecting under traffic and reconnecting: the switch keeps
+ *    running, sends to the absent guest are refused and counted, traffic
+ *    resumes, and the counters are conserved. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+
+#include "dpdk_helpers.h"
+
+struct vh_env {
+    struct rte_mempool *pool;
+    char dir[256];
+    unsigned serial; /* unique vhost / guest names */
+};
+
+struct guest {
+    char name[64];
+    uint16_t port;
+    bool up;
+};
+
+static int guest_open(struct vh_env *env, struct guest *g, const char *sock, bool csum)
+{
+    char args[512];
+    snprintf(g->name, sizeof g->name, "net_virtio_user%u", env->serial++);
+    snprintf(args, sizeof args, "%s,path=%s,queues=1,queue_size=256", g->name, sock);
+    if (rte_dev_probe(args) != 0)
+        return -1;
+    if (rte_eth_dev_get_port_by_name(g->name, &g->port) != 0)
+        return -1;
+    struct rte_eth_conf conf;
+    memset(&conf, 0, sizeof conf);
+    if (csum) {
+        conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+        conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+    }
+    if (rte_eth_dev_configure(g->port, 1, 1, &conf) != 0 ||
+        rte_eth_rx_queue_setup(g->port, 0, 256, SOCKET_ID_ANY, NULL, env->pool) != 0 ||
+        rte_eth_tx_queue_setup(g->port, 0, 256, SOCKET_ID_ANY, NULL) != 0 ||
+        rte_eth_dev_start(g->port) != 0)
+        return -1;
+    g->up = true;
+    return 0;
+}
+
+static void guest_close(struct guest *g)
+{
+    if (!g->up)
+        return;
+    struct rte_eth_dev_info info;
+    struct rte_device *dev = NULL;
+    if (rte_eth_dev_info_get(g->port, &info) == 0)
+        dev = info.device;
+    rte_eth_dev_stop(g->port);
+    rte_eth_dev_close(g->port);
+    if (dev)
+        rte_dev_remove(dev);
+    g->up = false;
+}
+
+/* Receives up to max frames from the guest, waiting until 'want' arrived. */
+static unsigned guest_recv(struct guest *g, struct rte_mbuf **out, unsigned max,
+                           unsigned want)
+{
+    unsigned n = 0;
+    uint64_t end = th_now() + TH_WAIT_NS;
+    while (n < want && th_now() < end) {
+        uint16_t k = rte_eth_rx_burst(g->port, 0, out + n, (uint16_t)(max - n));
+        n += k;
+        if (!k)
+            th_sleep_ms(1);
+    }
+    return n;
+}
+
+/* The guest sends one TCP frame; 'partial': with checksum offload. */
+static void guest_send_tcp(struct vh_env *env, struct guest *g, uint32_t seed,
+                           bool partial, uint8_t *frame, uint32_t *len)
+{
+    *len = th_frame(frame, 6, seed, 100, partial);
+    struct rte_mbuf *m = th_mbuf(env->pool, frame, *len);
+    assert_non_null(m);
+    if (partial) {
+        m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM;
+        m->l2_len = 14;
+        m->l3_len = 20;
+    }
+    assert_int_equal(rte_eth_tx_prepare(g->port, 0, &m, 1), 1);
+    uint64_t end = th_now() + TH_WAIT_NS;
+    while (rte_eth_tx_burst(g->port, 0, &m, 1) != 1) {
+        assert_true(th_now() < end);
+        th_sleep_ms(1);
+    }
+}
+
+static int wait_link(struct netdev *dev, bool up)
+{
+    uint64_t end = th_now() + TH_WAIT_NS;
+    while (th_now() < end) {
+        if (netdev_link_up(dev) == up)
+            return 0;
+        th_sleep_ms(5);
+    }
+    return -1;
+}
+
+struct run {
+    char dir[256];
+    struct config cfg;
+    struct dp *dp;
+    struct pmd_runtime *rt;
+};
+
+static void run_start(struct run *r, const char *ini)
+{
+    memset(r, 0, sizeof *r);
+    assert_int_equal(th_config(r->dir, sizeof r->dir, ini, &r->cfg), 0);
+    char err[512];
+    int rc = dp_create(&r->cfg, r->dir, &r->dp, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    struct pmd_config pc;
+    pmd_config_default(&pc);
+    pc.idle_sleep_us = 50;
+    pc.thread_start = netdev_dpdk_thread_register;
+    pc.thread_stop = netdev_dpdk_thread_unregister;
+    assert_int_equal(pmd_runtime_create(r->dp, &pc, &r->rt, err, sizeof err), 0);
+    assert_int_equal(pmd_runtime_start(r->rt, err, sizeof err), 0);
+}
+
+static void run_stop(struct run *r)
+{
+    pmd_runtime_stop(r->rt);
+    if (getenv("FS_TEST_VERBOSE"))
+        dp_print_summary(r->dp, pmd_runtime_pmds(r->rt), pmd_runtime_n_pmds(r->rt),
+                         stderr, false);
+    assert_true(th_conserved(r->dp, r->rt));
+    pmd_runtime_destroy(r->rt);
+    dp_destroy(r->dp);
+    config_free(&r->cfg);
+    th_rmdir(r->dir);
+}
+
+/* A ring port whose tx ring the test reads. */
+static struct rte_ring *ring_sink(const char *name)
+{
+    char rn[64];
+    snprintf(rn, sizeof rn, "%s_rx", name);
+    struct rte_ring *rx = rte_ring_create(rn, 1024, SOCKET_ID_ANY, 0);
+    snprintf(rn, sizeof rn, "%s_tx", name);
+    struct rte_ring *tx = rte_ring_create(rn, 4096, SOCKET_ID_ANY, 0);
+    assert_non_null(rx);
+    assert_non_null(tx);
+    assert_true(rte_eth_from_rings(name, &rx, 1, &tx, 1, SOCKET_ID_ANY) >= 0);
+    return tx;
+}
+
+static struct rte_ring *ring_rx_of(const char *name)
+{
+    char rn[64];
+    snprintf(rn, sizeof rn, "%s_rx", name);
+    return rte_ring_lookup(rn);
+}
+
+static void describe(struct netdev *dev, char *buf, size_t n)
+{
+    netdev_dpdk_describe(dev, buf, n);
+}
+
+/* Guest with offload on: PARTIAL TCP to a ring port leaves completed. */
+static void guest_partial_to_phy(struct vh_env *env, bool csum, const char *tag)
+{
+    char ini[1024], sock[300], ring[32];
+    snprintf(sock, sizeof sock, "%s/%s.sock", env->dir, tag);
+    snprintf(ring, sizeof ring, "vr_%s", tag);
+    struct rte_ring *out = ring_sink(ring);
+    snprintf(ini, sizeof ini,
+             "[port vm1]\ntype = dpdk\ndevargs = net_vhost_%s,iface=%s,queues=1\nmbufs = 4096\n"
+             "[port phy]\ntype = dpdk\ndevargs = net_ring_%s\n"
+             "[rules]\nrule = in_port=vm1 actions=output:phy\n",
+             tag, sock, ring);
+    struct run r;
+    run_start(&r, ini);
+    struct guest g = {0};
+    assert_int_equal(guest_open(env, &g, sock, csum), 0);
+    assert_int_equal(wait_link(r.dp->ports[0].dev, true), 0);
+    char desc[512];
+    describe(r.dp->ports[0].dev, desc, sizeof desc);
+    assert_non_null(strstr(desc, csum ? "guest-csum on" : "guest-csum off"));
+    assert_non_null(strstr(desc, csum ? "host-csum on" : "host-csum off"));
+
+    uint8_t frame[256];
+    uint32_t len;
+    guest_send_tcp(env, &g, 7, csum, frame, &len);
+    assert_int_equal(th_wait_rx(r.rt, 1), 0);
+    void *m = NULL;
+    assert_int_equal(rte_ring_dequeue(out, &m), 0);
+    assert_non_null(m);
+    struct rte_mbuf *mb = m;
+    assert_int_equal(mb->pkt_len, len);
+    const uint8_t *got = rte_pktmbuf_mtod(mb, const uint8_t *);
+    assert_true(th_csum_ok(got, mb->pkt_len));
+    if (csum) {
+        /* Sent with the pseudo-header sum only: completed on the way. */
+        assert_false(th_csum_ok(frame, len));
+        assert_memory_equal(got + 14 + 20 + 20, frame + 14 + 20 + 20, 100);
+        struct pmd_stats st;
+        pmd_runtime_snapshot(r.rt, 0, &st);
+        assert_true(st.csum_sw >= 1);
+    } else {
+        assert_memory_equal(got, frame, len);
+    }
+    rte_pktmbuf_free(mb);
+    guest_close(&g);
+    run_stop(&r);
+}
+
+static void test_partial_to_phy_csum_on(void **state)
+{
+    guest_partial_to_phy(*state, true, "on");
+}
+
+static void test_full_csum_off(void **state)
+{
+    guest_partial_to_phy(*state, false, "off");
+}
+
+static void test_vm_to_vm(void **state)
+{
+    struct vh_env *env = *state;
+    char ini[1024], s1[300], s2[300];
+    snprintf(s1, sizeof s1, "%s/vv1.sock", env->dir);
+    snprintf(s2, sizeof s2, "%s/vv2.sock", env->dir);
+    snprintf(ini, sizeof ini,
+             "[port vm1]\ntype = dpdk\ndevargs = net_vhost_vv1,iface=%s,queues=1\nmbufs = 4096\n"
+             "[port vm2]\ntype = dpdk\ndevargs = net_vhost_vv2,iface=%s,queues=1\nmbufs = 4096\n"
+             "[rules]\nrule = in_port=vm1 actions=output:vm2\n",
+             s1, s2);
+    struct run r;
+    run_start(&r, ini);
+    struct guest g1 = {0}, g2 = {0};
+    assert_int_equal(guest_open(env, &g1, s1, true), 0);
+    assert_int_equal(guest_open(env, &g2, s2, true), 0);
+    assert_int_equal(wait_link(r.dp->ports[0].dev, true), 0);
+    assert_int_equal(wait_link(r.dp->ports[1].dev, true), 0);
+    enum { N = 20 };
+    uint8_t frame[256];
+    uint32_t len = 0;
+    for (unsigned i = 0; i < N; i++)
+        guest_send_tcp(env, &g1, 100 + i, true, frame, &len);
+    struct rte_mbuf *got[N + 4];
+    unsigned n = guest_recv(&g2, got, N + 4, N);
+    assert_int_equal(n, N);
+    for (unsigned i = 0; i < n; i++) {
+        /* Delivered PARTIAL: NEEDS_CSUM, reported by virtio as L4 NONE. */
+        assert_int_equal(got[i]->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK,
+                         RTE_MBUF_F_RX_L4_CKSUM_NONE);
+        assert_int_equal(got[i]->pkt_len, len);
+        rte_pktmbuf_free(got[i]);
+    }
+    /* Nothing computed: not by the core, not by the backend. */
+    struct pmd_stats st;
+    pmd_runtime_snapshot(r.rt, 0, &st);
+    assert_int_equal(st.csum_sw, 0);
+    struct netdev_dpdk_stats ds;
+    netdev_dpdk_get_stats(r.dp->ports[1].dev, &ds);
+    assert_int_equal(ds.tx_sw_csum, 0);
+    assert_int_equal(ds.tx_offload, N);
+    guest_close(&g1);
+    guest_close(&g2);
+    run_stop(&r);
+}
+
+static void inject_udp(struct vh_env *env, struct rte_ring *rx, unsigned base, unsigned n)
+{
+    uint8_t buf[256];
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t len = th_frame(buf, 17, base + i, 64, 0);
+        struct rte_mbuf *m = th_mbuf(env->pool, buf, len);
+        assert_non_null(m);
+        uint64_t end = th_now() + TH_WAIT_NS;
+        while (rte_ring_enqueue(rx, m) != 0) {
+            assert_true(th_now() < end);
+            th_sleep_ms(1);
+        }
+    }
+}
+
+static void test_disconnect_reconnect(void **state)
+{
+    struct vh_env *env = *state;
+    char ini[1024], sock[300];
+    snprintf(sock, sizeof sock, "%s/dr.sock", env->dir);
+    (void)ring_sink("vr_dr");
+    struct rte_ring *phy_rx = ring_rx_of("vr_dr");
+    assert_non_null(phy_rx);
+    snprintf(ini, sizeof ini,
+             "[port phy]\ntype = dpdk\ndevargs = net_ring_vr_dr\n"
+             "[port vm]\ntype = dpdk\ndevargs = net_vhost_dr,iface=%s,queues=1\nmbufs = 4096\n"
+             "[rules]\nrule = in_port=phy actions=output:vm\n",
+             sock);
+    struct run r;
+    run_start(&r, ini);
+    struct netdev *vm = r.dp->ports[1].dev;
+    struct guest g = {0};
+    struct rte_mbuf *got[512];
+
+    /* 1: connected. */
+    assert_int_equal(guest_open(env, &g, sock, true), 0);
+    assert_int_equal(wait_link(vm, true), 0);
+    inject_udp(env, phy_rx, 0, 100);
+    unsigned n = guest_recv(&g, got, 512, 100);
+    assert_int_equal(n, 100);
+    for (unsigned i = 0; i < n; i++)
+        rte_pktmbuf_free(got[i]);
+
+    /* 2: traffic while the guest goes away. */
+    inject_udp(env, phy_rx, 1000, 200);
+    guest_close(&g);
+    assert_int_equal(wait_link(vm, false), 0);
+    assert_int_equal(th_wait_rx(r.rt, 300), 0);
+
+    /* 3: while it is gone, every packet is refused and counted. */
+    uint64_t down0 = th_drops(r.rt, DROP_tx_down);
+    inject_udp(env, phy_rx, 2000, 100);
+    assert_int_equal(th_wait_rx(r.rt, 400), 0);
+    assert_int_equal(th_drops(r.rt, DROP_tx_down) - down0, 100);
+
+    /* 4: reconnect: traffic flows again. */
+    assert_int_equal(guest_open(env, &g, sock, true), 0);
+    assert_int_equal(wait_link(vm, true), 0);
+    inject_udp(env, phy_rx, 3000, 100);
+    n = guest_recv(&g, got, 512, 100);
+    assert_int_equal(n, 100);
+    for (unsigned i = 0; i < n; i++)
+        rte_pktmbuf_free(got[i]);
+
+    struct netdev_dpdk_stats ds;
+    netdev_dpdk_get_stats(vm, &ds);
+    assert_true(ds.link_changes >= 3);
+    assert_true(ds.tx_notconn >= 1);
+    guest_close(&g);
+    pmd_runtime_stop(r.rt);
+    struct dp_totals t;
+    dp_totals(r.dp, pmd_runtime_pmds(r.rt), 1, &t);
+    assert_int_equal(t.rx, 500);
+    run_stop(&r);
+}
+
+static int setup(void **state)
+{
+    static struct vh_env env;
+    if (th_eal_init("vhost", NULL))
+        return -1;
+    env.pool = th_pool("vh_pool", 8192);
+    snprintf(env.dir, sizeof env.dir, "/tmp/fs-dpdk-vhost-XXXXXX");
+    if (!env.pool || !mkdtemp(env.dir))
+        return -1;
+    *state = &env;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct vh_env *env = *state;
+    uint16_t pid;
+    RTE_ETH_FOREACH_DEV(pid)
+    {
+        rte_eth_dev_stop(pid);
+        rte_eth_dev_close(pid);
+    }
+    rte_mempool_free(env->pool);
+    th_rmdir(env->dir);
+    netdev_unregister_all();
+    netdev_dpdk_fini();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_partial_to_phy_csum_on),
+        cmocka_unit_test(test_full_csum_off),
+        cmocka_unit_test(test_vm_to_vm),
+        cmocka_unit_test(test_disconnect_reconnect),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
