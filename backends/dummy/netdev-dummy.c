@@ -210,7 +210,8 @@ static int dummy_rxq_recv(struct netdev *dev, unsigned qid,
         dummy_fifo_pop(f);
         dp->stats.rx_packets++;
         dp->stats.rx_bytes += p->len;
-        pkt_rx_verify_emulate(p, dp->caps.flags);
+        if (dp->caps.flags & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM))
+            pkt_rx_verify_emulate(p, dp->caps.flags);
         uint16_t vf = pkt_batch_flags_of(p);
         if (vf & PKT_BATCH_F_BAD)
             dp->stats.rx_csum_bad++;

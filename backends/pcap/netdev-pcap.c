@@ -463,7 +463,8 @@ static void pcapdev_deliver(struct pcapdev_port *pp, struct pkt_batch *batch,
 {
     pp->stats.rx_packets++;
     pp->stats.rx_bytes += p->len;
-    pkt_rx_verify_emulate(p, pp->caps.flags);
+    if (pp->caps.flags & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM))
+        pkt_rx_verify_emulate(p, pp->caps.flags);
     uint16_t vf = pkt_batch_flags_of(p);
     if (vf & PKT_BATCH_F_BAD)
         pp->stats.rx_csum_bad++;
