@@ -36,7 +36,7 @@ struct config_ctx {
 
     enum config_section sect;
     struct config_port *port; /* the current [port NAME] */
-    bool knob_set[8];         /* [datapath] keys already given */
+    bool knob_set[32];        /* [datapath] keys already given */
     int port_type_line;       /* line of the current port's 'type', 0: none yet */
     bool port_caps_given, port_retries_given;
     bool change_time_given;   /* of the current [change NAME] */
@@ -103,7 +103,28 @@ static const struct {
     {"tx-flush-interval", offsetof(struct dp_knobs, tx_flush_interval_us), 0, 1000000},
     {"tx-retries", offsetof(struct dp_knobs, tx_retries), 0, 32},
     {"replay-iteration-ns", offsetof(struct dp_knobs, replay_iteration_ns), 0, 1000000000},
+    {"emc-entries", offsetof(struct dp_knobs, emc_entries), 1, 1u << 24},
+    {"emc-ways", offsetof(struct dp_knobs, emc_ways), 1, 2},
+    {"emc-insert-inv-prob", offsetof(struct dp_knobs, emc_insert_inv_prob), 0, 1000000000},
+    {"emc-max-key-len", offsetof(struct dp_knobs, emc_max_key_len), 0, 136},
+    {"smc-entries", offsetof(struct dp_knobs, smc_entries), 4, 1u << 26},
+    {"megaflow-max", offsetof(struct dp_knobs, megaflow_max), 1, 1u << 22},
+    {"subtable-resort-interval", offsetof(struct dp_knobs, subtable_resort_ms), 0, 3600000},
+    {"seed", offsetof(struct dp_knobs, seed), 0, 4294967295u},
 };
+
+/* The word-valued knobs: "name = on|off" style choices. */
+static const struct {
+    const char *name;
+    size_t off; /* of a bool in struct dp_knobs */
+    const char *yes, *no;
+} config_word_knobs[] = {
+    {"bad-csum", offsetof(struct dp_knobs, bad_csum_forward), "forward", "drop"},
+    {"smc", offsetof(struct dp_knobs, smc), "on", "off"},
+    {"megaflow-revalidate", offsetof(struct dp_knobs, megaflow_revalidate), "on", "off"},
+};
+
+#define N_CONFIG_WORD_KNOBS (sizeof config_word_knobs / sizeof config_word_knobs[0])
 
 #define N_CONFIG_KNOBS (sizeof config_knobs / sizeof config_knobs[0])
 
@@ -114,25 +135,39 @@ void dp_knobs_default(struct dp_knobs *k)
     k->tx_retries = 8;
     k->replay_iteration_ns = 0;
     k->bad_csum_forward = false;
+    k->emc_entries = 8192;
+    k->emc_ways = 2;
+    k->emc_insert_inv_prob = 100;
+    k->emc_max_key_len = 136;
+    k->smc = true;
+    k->smc_entries = 1u << 20;
+    k->megaflow_max = 65535;
+    k->subtable_resort_ms = 1000;
+    k->megaflow_revalidate = true;
+    k->seed = 0;
 }
 
 static int config_knob(struct config_ctx *c, const char *name, const char *value)
 {
-    _Static_assert(N_CONFIG_KNOBS + 1 <= sizeof ((struct config_ctx *)0)->knob_set,
+    _Static_assert(N_CONFIG_KNOBS + N_CONFIG_WORD_KNOBS <=
+                       sizeof ((struct config_ctx *)0)->knob_set,
                    "knob_set too small");
-    if (!strcmp(name, "bad-csum")) {
-        /* The one word-valued knob; its "set" slot follows the numeric ones. */
-        if (c->knob_set[N_CONFIG_KNOBS]) {
+    for (size_t i = 0; i < N_CONFIG_WORD_KNOBS; i++) {
+        bool *set = &c->knob_set[N_CONFIG_KNOBS + i];
+        if (strcmp(name, config_word_knobs[i].name))
+            continue;
+        if (*set) {
             ctx_fail(c, c->lineno, "duplicate knob '%s'", name);
             return 0;
         }
-        if (strcmp(value, "drop") && strcmp(value, "forward")) {
-            ctx_fail(c, c->lineno, "bad value '%s' for 'bad-csum' (expected drop or forward)",
-                     value);
+        bool yes = !strcmp(value, config_word_knobs[i].yes);
+        if (!yes && strcmp(value, config_word_knobs[i].no)) {
+            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected %s or %s)", value, name,
+                     config_word_knobs[i].yes, config_word_knobs[i].no);
             return 0;
         }
-        c->knob_set[N_CONFIG_KNOBS] = true;
-        c->cfg->knobs.bad_csum_forward = !strcmp(value, "forward");
+        *set = true;
+        memcpy((char *)&c->cfg->knobs + config_word_knobs[i].off, &yes, sizeof yes);
         return 1;
     }
     for (size_t i = 0; i < N_CONFIG_KNOBS; i++) {
@@ -153,7 +188,7 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
         memcpy((char *)&c->cfg->knobs + config_knobs[i].off, &v32, sizeof v32);
         return 1;
     }
-    char known[256];
+    char known[512];
     size_t used = 0;
     known[0] = '\0';
     for (size_t i = 0; i < N_CONFIG_KNOBS && used < sizeof known; i++) {
@@ -163,7 +198,13 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
             break;
         used += (size_t)n;
     }
-    ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s, bad-csum)", name, known);
+    for (size_t i = 0; i < N_CONFIG_WORD_KNOBS && used < sizeof known; i++) {
+        int n = snprintf(known + used, sizeof known - used, ", %s", config_word_knobs[i].name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s)", name, known);
     return 0;
 }
 
@@ -230,6 +271,20 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
         }
         c->port_caps_given = true;
         p->caps_set = true;
+        return 1;
+    }
+    if (!strcmp(name, "emc-insert-inv-prob")) {
+        unsigned long v;
+        if (p->emc_insert_inv_prob >= 0) {
+            ctx_fail(c, c->lineno, "duplicate key 'emc-insert-inv-prob'");
+            return 0;
+        }
+        if (!config_parse_uint(value, 0, 1000000000, &v)) {
+            ctx_fail(c, c->lineno,
+                     "bad value '%s' for 'emc-insert-inv-prob' (expected 0..1000000000)", value);
+            return 0;
+        }
+        p->emc_insert_inv_prob = (int64_t)v;
         return 1;
     }
     if (!strcmp(name, "tx-retries")) {
@@ -578,6 +633,7 @@ static void config_section_begin(struct config_ctx *c, char *raw)
     strcpy(p->name, name);
     p->line = c->lineno;
     p->tx_retries = -1;
+    p->emc_insert_inv_prob = -1;
     c->sect = SECT_PORT;
     c->port = p;
     c->port_type_line = 0;

@@ -42,6 +42,7 @@ struct config_port {
     bool caps_set;
     struct netdev_caps caps;
     int tx_retries;           /* -1: the datapath default */
+    int64_t emc_insert_inv_prob; /* -1: the datapath's emc-insert-inv-prob */
 };
 
 struct config_rule {
@@ -56,6 +57,17 @@ struct dp_knobs {
     uint32_t replay_iteration_ns;  /* virtual time one poll iteration takes in
                                     * replay, 0..1e9, default 0 (see dp_replay) */
     bool bad_csum_forward;         /* bad-csum = drop (default) | forward */
+    /* Flow caches (fcache.h; validated by fcache_cfg_validate at start). */
+    uint32_t emc_entries;          /* power of two, default 8192 */
+    uint32_t emc_ways;             /* 1 or 2, default 2 */
+    uint32_t emc_insert_inv_prob;  /* 0 = EMC off, 1 = always, default 100 */
+    uint32_t emc_max_key_len;      /* bytes, default 136 (every key) */
+    bool smc;                      /* smc = on (default) | off */
+    uint32_t smc_entries;          /* power of two, default 2^20 */
+    uint32_t megaflow_max;         /* default 65535 */
+    uint32_t subtable_resort_ms;   /* default 1000 */
+    bool megaflow_revalidate;      /* megaflow-revalidate = on (default) | off */
+    uint32_t seed;                 /* PRNG seed of the caches, default 0 */
 };
 
 /* A scripted change ([change NAME]): replay applies it when the virtual

@@ -5,6 +5,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+/* Every [datapath] knob, in the order the "unknown knob" message lists them. */
+#define KNOWN_KNOBS                                                              \
+    "tx-flush-interval, tx-retries, replay-iteration-ns, emc-entries, emc-ways, " \
+    "emc-insert-inv-prob, emc-max-key-len, smc-entries, megaflow-max, "           \
+    "subtable-resort-interval, seed, bad-csum, smc, megaflow-revalidate"
+
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -407,7 +413,7 @@ static void test_bad_data_files(void **state)
     data_err(fx, "bad_syntax.ini", 4, "syntax error: expected '[section]' or 'key = value'");
     data_err(fx, "bad_section.ini", 3,
              "unknown section '[bridge]' (expected [datapath], [port NAME], [rules] or [change NAME])");
-    data_err(fx, "bad_knob.ini", 3, "unknown knob 'tx-turbo' (known: tx-flush-interval, tx-retries, replay-iteration-ns, bad-csum)");
+    data_err(fx, "bad_knob.ini", 3, "unknown knob 'tx-turbo' (known: " KNOWN_KNOBS ")");
     data_err(fx, "bad_knob_range.ini", 3,
              "bad value '1000001' for 'tx-flush-interval' (expected 0..1000000)");
     data_err(fx, "bad_dup_port.ini", 6, "duplicate port 'p0' (first at line 1)");
@@ -493,7 +499,7 @@ static void test_bad_generated(void **state)
     tmp_err(fx, "[bogus]\nbroken\n", 1,
             "unknown section '[bogus]' (expected [datapath], [port NAME], [rules] or [change NAME])");
     tmp_err(fx, "[datapath]\nfoo = 1\nbroken\n", 2,
-            "unknown knob 'foo' (known: tx-flush-interval, tx-retries, replay-iteration-ns, bad-csum)");
+            "unknown knob 'foo' (known: " KNOWN_KNOBS ")");
     /* A syntax error before a rule error: rules are checked last. */
     tmp_err(fx, "[rules]\nrule = bogus\nbroken\n", 3,
             "syntax error: expected '[section]' or 'key = value'");
