@@ -1,0 +1,737 @@
+/* csum.c: Internet checksum arithmetic (RFC 1071, RFC 1624).
+ *
+ * All sums are over 16-bit words read in memory order with native-endian
+ * loads (see csum.h), so no byte swapping is ever needed.
+ *
+ * The kernels do not add 16-bit words one by one. They rely on
+ * 2^16 == 1 (mod 2^16 - 1): any exact integer sum of 32-bit (or 64-bit)
+ * chunks of the buffer, each chunk starting at an even offset, is congruent
+ * modulo 0xFFFF to the sum of its 16-bit words, and it is zero only if all
+ * the data is zero. Folding it with end-around carries therefore gives the
+ * same ones'-complement sum, including the 0x0000 / 0xFFFF distinction.
+ *
+ * Exact sum of the 32-bit halves of 64-bit words without add-with-carry:
+ * keep S = sum of the words modulo 2^64 (plain wrapping adds) and
+ * H = sum of their high halves (w >> 32, exact). Then the sum of the low
+ * halves is exactly S - (H << 32) (mod 2^64), as long as fewer than 2^32
+ * words went in, and the total is that plus H. That is 3 cheap operations
+ * per 8 bytes and no carry chain (the portable kernel); the driver caps a
+ * pass at CSUM_CHUNK bytes so the bounds always hold. The x86-64 kernels
+ * use a pmaddwd method instead, described with them. */
+#include "csum.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* Build with -DCSUM_NO_SIMD to compile only the portable kernel (what
+ * every non-x86-64 build gets), e.g. to test that configuration. */
+#if defined(__x86_64__) && !defined(CSUM_NO_SIMD)
+#include <immintrin.h>
+#define CSUM_X86 1
+#else
+#define CSUM_X86 0
+#endif
+
+/* A kernel pass covers at most this many bytes (even, so the word framing
+ * is unchanged between passes): at most 2^27 64-bit words per pass, far
+ * inside the 2^31 bound of the S/H technique. */
+#define CSUM_CHUNK ((size_t)1 << 30)
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline uint32_t ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline uint16_t ld16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The last byte, padded with a zero byte on the right (memory order). */
+static inline uint16_t ld8pad(const uint8_t *p)
+{
+    uint16_t v = 0;
+    memcpy(&v, p, 1);
+    return v;
+}
+
+/* End-around-carry fold of an exact 64-bit sum to 32 bits (never 0 for a
+ * non-zero input). */
+static inline uint32_t fold64(uint64_t t)
+{
+    t = (t & 0xffffffffu) + (t >> 32);
+    t = (t & 0xffffffffu) + (t >> 32);
+    return (uint32_t)t;
+}
+
+/* Ones'-complement add of two 32-bit sums. */
+static inline uint32_t add32(uint32_t a, uint32_t b)
+{
+    uint32_t r = a + b;
+    return r + (r < a);
+}
+
+/* Exact value from the S/H pair (see the file comment). */
+static inline uint64_t sh_total(uint64_t s, uint64_t h)
+{
+    return (s - (h << 32)) + h;
+}
+
+/* Sum of the last len < 8 bytes at p (p at an even offset of the buffer),
+ * exact. */
+static inline uint64_t tail_lt8(const uint8_t *p, size_t len)
+{
+    uint64_t t = 0;
+    if (len & 4) {
+        t += ld32(p);
+        p += 4;
+    }
+    if (len & 2) {
+        t += ld16(p);
+        p += 2;
+    }
+    if (len & 1)
+        t += ld8pad(p);
+    return t;
+}
+
+/* ---- Portable kernel ---------------------------------------------------- */
+
+/* Exact (see file comment) sum of len <= CSUM_CHUNK bytes. Four S/H pairs
+ * so the four word streams are independent dependency chains. */
+static uint64_t sum_portable(const uint8_t *p, size_t len)
+{
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    uint64_t h0 = 0, h1 = 0, h2 = 0, h3 = 0;
+
+    while (len >= 32) {
+        uint64_t w0 = ld64(p), w1 = ld64(p + 8);
+        uint64_t w2 = ld64(p + 16), w3 = ld64(p + 24);
+        s0 += w0;
+        h0 += w0 >> 32;
+        s1 += w1;
+        h1 += w1 >> 32;
+        s2 += w2;
+        h2 += w2 >> 32;
+        s3 += w3;
+        h3 += w3 >> 32;
+        p += 32;
+        len -= 32;
+    }
+    while (len >= 8) {
+        uint64_t w = ld64(p);
+        s0 += w;
+        h0 += w >> 32;
+        p += 8;
+        len -= 8;
+    }
+    uint64_t s = s0 + s1 + s2 + s3;
+    uint64_t h = h0 + h1 + h2 + h3;
+    return sh_total(s, h) + tail_lt8(p, len);
+}
+
+static uint32_t csum_partial_portable(const void *data, size_t len,
+                                      uint32_t sum)
+{
+    const uint8_t *p = data;
+    while (len > CSUM_CHUNK) {
+        sum = add32(sum, fold64(sum_portable(p, CSUM_CHUNK)));
+        p += CSUM_CHUNK;
+        len -= CSUM_CHUNK;
+    }
+    return add32(sum, fold64(sum_portable(p, len)));
+}
+
+/* ---- x86-64 SIMD kernels --------------------------------------------------
+ *
+ * Per vector: flip the sign bit of every 16-bit word (w ^ 0x8000 is w - 32768
+ * as a signed word) and multiply-add adjacent words with 1 (pmaddwd): each
+ * 32-bit lane gets w0 + w1 - 65536 exactly, no carry is lost. That is 3 ALU
+ * operations per vector (xor with a folded load, pmaddwd, add) and no
+ * dependency longer than one add per accumulator. The lanes are accumulated
+ * with wrapping 32-bit adds and the 32768 per word taken away is added back
+ * once per block: a block is at most CSUM_SIMD_BLOCK_MAX bytes, whose exact
+ * sum is below 2^32, so arithmetic modulo 2^32 gives it exactly.
+ *
+ * The bytes after the last whole 128-byte (AVX2) or 64-byte (SSE2) step are
+ * summed branch-free with one more step over the LAST 128 (64) bytes of the
+ * buffer, the bytes already counted masked to zero (a zero word contributes
+ * exactly what the correction adds back). Buffers shorter than one step use
+ * whole vectors and one masked vector ending at the last byte. No byte
+ * outside [data, data + len) is ever read.
+ *
+ * Large buffers (AVX2, >= CSUM_AVX2_LARGE bytes) also use the integer units,
+ * idle otherwise, with an add-with-carry chain over part of the data, and
+ * align the vector loads (see avx2_large()). */
+#if CSUM_X86
+
+/* gcc with an old -mtune (e.g. DPDK's pkg-config flags carry -march=corei7)
+ * splits every unaligned 256-bit load in two, halving the kernel's speed;
+ * the run-time dispatched code is tuned generically instead. clang does not
+ * split and has no tune= attribute. */
+#if defined(__clang__)
+#define CSUM_TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define CSUM_TARGET_AVX2 __attribute__((target("avx2,tune=generic")))
+#endif
+
+/* 128 x 0x00 then 128 x 0xFF. A vector loaded at csum_mask_tab + 128 - S + r
+ * + k * W is the mask for vector k of an S-byte step that keeps only its last
+ * r bytes (0 < r < S). */
+static const uint8_t csum_mask_tab[256] __attribute__((aligned(64))) = {
+    [128] =
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+/* Largest block whose exact sum fits in 32 bits: (2^17 / 2) words of at
+ * most 0xFFFF. Long buffers are cut into CSUM_SIMD_BLOCK bytes and a last
+ * block shorter than CSUM_SIMD_BLOCK_MAX. */
+#define CSUM_SIMD_BLOCK_MAX ((size_t)128 * 1024)
+#define CSUM_SIMD_BLOCK ((size_t)64 * 1024)
+
+/* From this length on, the AVX2 kernel takes the large-buffer path. Below
+ * it the plain vector code is as fast or faster (measured on Zen 3). */
+#define CSUM_AVX2_LARGE ((size_t)5120)
+
+CSUM_TARGET_AVX2 static inline __m256i avx2_ld(const uint8_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+/* w0 + w1 - 65536 per 32-bit lane. */
+CSUM_TARGET_AVX2 static inline __m256i avx2_pairs(__m256i v)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i bias = _mm256_slli_epi16(ones, 15);
+    return _mm256_madd_epi16(_mm256_xor_si256(v, bias), ones);
+}
+
+CSUM_TARGET_AVX2 static inline __m256i avx2_masked(const uint8_t *p,
+                                                   const uint8_t *m)
+{
+    return avx2_pairs(_mm256_and_si256(avx2_ld(p), avx2_ld(m)));
+}
+
+/* The exact sum from two accumulators that took nvec vectors' pairs
+ * (below 2^32 by the block bound, so modulo 2^32 is exact). */
+CSUM_TARGET_AVX2 static inline uint32_t avx2_reduce(__m256i a0, __m256i a1,
+                                                    uint32_t nvec)
+{
+    __m256i a = _mm256_add_epi32(a0, a1);
+    __m128i x = _mm_add_epi32(_mm256_castsi256_si128(a),
+                              _mm256_extracti128_si256(a, 1));
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4e));
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0xb1));
+    /* Every vector lost 16 * 32768 = 2^19. */
+    return (uint32_t)_mm_cvtsi128_si32(x) + (nvec << 19);
+}
+
+/* Adds the pairs of an even len >= 128 bytes at p to the accumulators;
+ * *nvec counts the vectors. */
+CSUM_TARGET_AVX2 __attribute__((always_inline)) static inline void
+avx2_accum(const uint8_t *p, size_t len, __m256i *acc0, __m256i *acc1,
+           uint32_t *nvec)
+{
+    const uint8_t *end = p + len, *stop = p + (len & ~(size_t)127);
+    __m256i a0 = *acc0, a1 = *acc1;
+    size_t r = len & 127;
+
+    *nvec += (uint32_t)(len / 128) * 4;
+    do {
+        a0 = _mm256_add_epi32(a0, avx2_pairs(avx2_ld(p)));
+        a1 = _mm256_add_epi32(a1, avx2_pairs(avx2_ld(p + 32)));
+        a0 = _mm256_add_epi32(a0, avx2_pairs(avx2_ld(p + 64)));
+        a1 = _mm256_add_epi32(a1, avx2_pairs(avx2_ld(p + 96)));
+        p += 128;
+    } while (p != stop);
+    if (r) { /* the last 128 bytes, keeping their last r */
+        const uint8_t *q = end - 128, *m = csum_mask_tab + r;
+        a0 = _mm256_add_epi32(a0, avx2_masked(q, m));
+        a1 = _mm256_add_epi32(a1, avx2_masked(q + 32, m + 32));
+        a0 = _mm256_add_epi32(a0, avx2_masked(q + 64, m + 64));
+        a1 = _mm256_add_epi32(a1, avx2_masked(q + 96, m + 96));
+        *nvec += 4;
+    }
+    *acc0 = a0;
+    *acc1 = a1;
+}
+
+/* Exact sum of an even 32 <= len <= CSUM_SIMD_BLOCK_MAX bytes. */
+CSUM_TARGET_AVX2 __attribute__((always_inline)) static inline uint32_t
+avx2_block(const uint8_t *p, size_t len)
+{
+    __m256i a0, a1 = _mm256_setzero_si256();
+    uint32_t nvec = 0;
+
+    if (len >= 128) {
+        a0 = a1;
+        avx2_accum(p, len, &a0, &a1, &nvec);
+    } else { /* whole vectors, then the last 32 bytes */
+        const uint8_t *end = p + len;
+        nvec = (uint32_t)(len / 32);
+        a0 = avx2_pairs(avx2_ld(p));
+        if (len >= 64)
+            a1 = avx2_pairs(avx2_ld(p + 32));
+        if (len >= 96)
+            a0 = _mm256_add_epi32(a0, avx2_pairs(avx2_ld(p + 64)));
+        size_t r = len & 31;
+        if (r) { /* keeping the last r of the last 32 bytes */
+            a1 = _mm256_add_epi32(
+                a1, avx2_masked(end - 32, csum_mask_tab + 96 + r));
+            nvec++;
+        }
+    }
+    return avx2_reduce(a0, a1, nvec);
+}
+
+/* Large-buffer step: 256 bytes with the vector method (8 vectors, 4
+ * accumulators) plus, on the integer units, 48 bytes with a classic
+ * add-with-carry chain (6 x adc from memory). The vector pipes are the
+ * bottleneck of the vector method (3 ALU operations per 32 bytes); the
+ * scalar chain runs beside it for free: about +10% on Zen 3. */
+#define CSUM_HYB_VEC 256u
+#define CSUM_HYB_ADC 48u
+#define CSUM_HYB_STEP (CSUM_HYB_VEC + CSUM_HYB_ADC)
+/* Shortest input of avx2_hybrid(): one step and a 128-byte rest. */
+#define CSUM_HYB_MIN (CSUM_HYB_STEP + 128)
+
+/* Sum of an even CSUM_HYB_MIN <= len <= CSUM_SIMD_BLOCK_MAX bytes:
+ * congruent to the sum of the words modulo 0xFFFF, below 2^34, 0 only for
+ * all-zero data. The loop is inline assembly so that the compiler neither
+ * reassociates the accumulators (gcc adds register copies) nor touches the
+ * carry flag between iterations (lea/dec/jnz leave CF alone). Vector part:
+ * [p, p + 256 * it); scalar part: the 48 * it bytes after it; then
+ * avx2_accum() for the remaining 128..431 bytes. */
+CSUM_TARGET_AVX2 static inline uint64_t avx2_hybrid(const uint8_t *p,
+                                                    size_t len)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i bias = _mm256_slli_epi16(ones, 15);
+    size_t it = (len - 128) / CSUM_HYB_STEP, n = it;
+    const uint8_t *q = p + CSUM_HYB_VEC * it;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    __m256i t0, t1, t2, t3;
+    uint64_t s;
+    int c;
+
+    __asm__("xorl %k[s], %k[s]\n\t" /* s = 0, CF = 0 */
+            "1:\n\t"
+            "vpxor (%[p]), %[bias], %[t0]\n\t"
+            "vpxor 32(%[p]), %[bias], %[t1]\n\t"
+            "vpmaddwd %[ones], %[t0], %[t0]\n\t"
+            "vpmaddwd %[ones], %[t1], %[t1]\n\t"
+            "vpaddd %[t0], %[a0], %[a0]\n\t"
+            "vpaddd %[t1], %[a1], %[a1]\n\t"
+            "adcq (%[q]), %[s]\n\t"
+            "adcq 8(%[q]), %[s]\n\t"
+            "vpxor 64(%[p]), %[bias], %[t2]\n\t"
+            "vpxor 96(%[p]), %[bias], %[t3]\n\t"
+            "vpmaddwd %[ones], %[t2], %[t2]\n\t"
+            "vpmaddwd %[ones], %[t3], %[t3]\n\t"
+            "vpaddd %[t2], %[a2], %[a2]\n\t"
+            "vpaddd %[t3], %[a3], %[a3]\n\t"
+            "adcq 16(%[q]), %[s]\n\t"
+            "adcq 24(%[q]), %[s]\n\t"
+            "vpxor 128(%[p]), %[bias], %[t0]\n\t"
+            "vpxor 160(%[p]), %[bias], %[t1]\n\t"
+            "vpmaddwd %[ones], %[t0], %[t0]\n\t"
+            "vpmaddwd %[ones], %[t1], %[t1]\n\t"
+            "vpaddd %[t0], %[a0], %[a0]\n\t"
+            "vpaddd %[t1], %[a1], %[a1]\n\t"
+            "adcq 32(%[q]), %[s]\n\t"
+            "adcq 40(%[q]), %[s]\n\t"
+            "vpxor 192(%[p]), %[bias], %[t2]\n\t"
+            "vpxor 224(%[p]), %[bias], %[t3]\n\t"
+            "vpmaddwd %[ones], %[t2], %[t2]\n\t"
+            "vpmaddwd %[ones], %[t3], %[t3]\n\t"
+            "vpaddd %[t2], %[a2], %[a2]\n\t"
+            "vpaddd %[t3], %[a3], %[a3]\n\t"
+            "leaq 256(%[p]), %[p]\n\t"
+            "leaq 48(%[q]), %[q]\n\t"
+            "decq %[n]\n\t"
+            "jnz 1b"
+            : [p] "+r"(p), [q] "+r"(q), [n] "+r"(n), [s] "=&r"(s),
+              "=@ccc"(c), [a0] "+x"(a0), [a1] "+x"(a1), [a2] "+x"(a2),
+              [a3] "+x"(a3), [t0] "=&x"(t0), [t1] "=&x"(t1), [t2] "=&x"(t2),
+              [t3] "=&x"(t3)
+            : [ones] "x"(ones), [bias] "x"(bias)
+            : "memory");
+
+    /* s + c * 2^64 is the end-around-carry sum of the scalar part: fold it
+     * to 33 bits (2^64 == 1 modulo 2^32 - 1); 0 only if all zero. */
+    uint64_t scalar = (s & 0xffffffffu) + (s >> 32) + (unsigned)c;
+    uint32_t nvec = (uint32_t)(it * (CSUM_HYB_VEC / 32));
+    a0 = _mm256_add_epi32(a0, a2);
+    a1 = _mm256_add_epi32(a1, a3);
+    avx2_accum(q, len - CSUM_HYB_STEP * it, &a0, &a1, &nvec);
+    return scalar + avx2_reduce(a0, a1, nvec);
+}
+
+/* Byte swap of a folded 16-bit sum: the sum of the same bytes framed one
+ * byte later (RFC 1071 "byte order independence"). */
+static inline uint32_t swap16(uint32_t folded)
+{
+    return ((folded >> 8) & 0xffu) | ((folded & 0xffu) << 8);
+}
+
+/* Even len >= CSUM_AVX2_LARGE. The vector loads are aligned to 32 bytes
+ * (unaligned 32-byte loads that cross cache lines cost ~10% here): the head
+ * before the boundary is summed with one masked vector and, if its length
+ * is odd, the rest is summed in its own word framing and byte-swapped back.
+ * Then blocks of CSUM_SIMD_BLOCK bytes keep every block's sum exact. */
+CSUM_TARGET_AVX2 __attribute__((noinline)) static uint32_t
+avx2_large(const uint8_t *p, size_t len, uint32_t sum)
+{
+    size_t head = (size_t)(-(uintptr_t)p & 31);
+    uint32_t h = 0;
+    uint64_t t = 0;
+
+    if (head) { /* one vector at p keeping its first 'head' bytes */
+        __m256i keep_last = avx2_ld(csum_mask_tab + 128 - head);
+        h = avx2_reduce(avx2_pairs(_mm256_andnot_si256(keep_last, avx2_ld(p))),
+                        _mm256_setzero_si256(), 1);
+        p += head;
+        len -= head;
+    }
+    if (len & 1) { /* odd only if head was: last byte, in the rest's framing */
+        len--;
+        t = ld8pad(p + len);
+    }
+    while (len >= CSUM_SIMD_BLOCK + CSUM_HYB_MIN) {
+        t += avx2_hybrid(p, CSUM_SIMD_BLOCK);
+        p += CSUM_SIMD_BLOCK;
+        len -= CSUM_SIMD_BLOCK;
+        if (t >> 62) /* never for any real size; keeps t exact */
+            t = fold64(t);
+    }
+    t += len >= CSUM_HYB_MIN ? avx2_hybrid(p, len) : avx2_block(p, len);
+    uint32_t rest = fold64(t);
+    if (head & 1)
+        rest = swap16(csum_fold_nocompl(rest));
+    return add32(add32(sum, h), rest);
+}
+
+CSUM_TARGET_AVX2 static uint32_t
+csum_partial_avx2(const void *data, size_t len, uint32_t sum)
+{
+    const uint8_t *p = data;
+    if (len < 32)
+        return add32(sum, fold64(sum_portable(p, len)));
+    if (len & 1) { /* the last byte, padded, as at an even offset */
+        len--;
+        sum = add32(sum, ld8pad(p + len));
+    }
+    if (len >= CSUM_AVX2_LARGE)
+        return avx2_large(p, len, sum);
+    return add32(sum, avx2_block(p, len));
+}
+
+static inline __m128i sse2_ld(const uint8_t *p)
+{
+    return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+
+static inline __m128i sse2_pairs(__m128i v)
+{
+    const __m128i bias = _mm_set1_epi16((short)0x8000);
+    const __m128i ones = _mm_set1_epi16(1);
+    return _mm_madd_epi16(_mm_xor_si128(v, bias), ones);
+}
+
+static inline __m128i sse2_masked(const uint8_t *p, const uint8_t *m)
+{
+    return sse2_pairs(_mm_and_si128(sse2_ld(p), sse2_ld(m)));
+}
+
+/* Exact sum of an even 16 <= len <= CSUM_SIMD_BLOCK_MAX bytes (SSE2 is
+ * baseline on x86-64). */
+__attribute__((always_inline)) static inline uint32_t
+sse2_block(const uint8_t *p, size_t len)
+{
+    const uint8_t *end = p + len;
+    __m128i a0, a1 = _mm_setzero_si128();
+    uint32_t nvec;
+
+    if (len >= 64) {
+        const uint8_t *stop = p + (len & ~(size_t)63);
+        nvec = (uint32_t)(len / 16);
+        a0 = a1;
+        do {
+            a0 = _mm_add_epi32(a0, sse2_pairs(sse2_ld(p)));
+            a1 = _mm_add_epi32(a1, sse2_pairs(sse2_ld(p + 16)));
+            a0 = _mm_add_epi32(a0, sse2_pairs(sse2_ld(p + 32)));
+            a1 = _mm_add_epi32(a1, sse2_pairs(sse2_ld(p + 48)));
+            p += 64;
+        } while (p != stop);
+        size_t r = len & 63;
+        if (r) { /* the last 64 bytes, keeping their last r */
+            const uint8_t *q = end - 64, *m = csum_mask_tab + 64 + r;
+            a0 = _mm_add_epi32(a0, sse2_masked(q, m));
+            a1 = _mm_add_epi32(a1, sse2_masked(q + 16, m + 16));
+            a0 = _mm_add_epi32(a0, sse2_masked(q + 32, m + 32));
+            a1 = _mm_add_epi32(a1, sse2_masked(q + 48, m + 48));
+            nvec = (nvec & ~3u) + 4;
+        }
+    } else {
+        nvec = (uint32_t)(len / 16);
+        a0 = sse2_pairs(sse2_ld(p));
+        if (len >= 32)
+            a1 = sse2_pairs(sse2_ld(p + 16));
+        if (len >= 48)
+            a0 = _mm_add_epi32(a0, sse2_pairs(sse2_ld(p + 32)));
+        size_t r = len & 15;
+        if (r) { /* the last 16 bytes, keeping their last r */
+            a1 = _mm_add_epi32(a1, sse2_masked(end - 16, csum_mask_tab + 112 + r));
+            nvec++;
+        }
+    }
+    __m128i x = _mm_add_epi32(a0, a1);
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4e));
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0xb1));
+    /* Every vector lost 8 * 32768 = 2^18; all modulo 2^32. */
+    return (uint32_t)_mm_cvtsi128_si32(x) + (nvec << 18);
+}
+
+/* SSE2 buffers longer than one block, kept out of line. len is even and
+ * > CSUM_SIMD_BLOCK_MAX. */
+__attribute__((noinline)) static uint32_t sse2_long(const uint8_t *p,
+                                                    size_t len, uint32_t sum)
+{
+    uint64_t t = 0;
+    while (len >= CSUM_SIMD_BLOCK + 128) {
+        t += sse2_block(p, CSUM_SIMD_BLOCK);
+        p += CSUM_SIMD_BLOCK;
+        len -= CSUM_SIMD_BLOCK;
+        if (t >> 62)
+            t = fold64(t);
+    }
+    t += sse2_block(p, len);
+    return add32(sum, fold64(t));
+}
+
+static uint32_t csum_partial_sse2(const void *data, size_t len, uint32_t sum)
+{
+    const uint8_t *p = data;
+    if (len < 16)
+        return add32(sum, fold64(sum_portable(p, len)));
+    if (len & 1) {
+        len--;
+        sum = add32(sum, ld8pad(p + len));
+    }
+    if (len > CSUM_SIMD_BLOCK_MAX)
+        return sse2_long(p, len, sum);
+    return add32(sum, sse2_block(p, len));
+}
+
+static bool cpu_has_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+}
+
+#endif /* CSUM_X86 */
+
+/* ---- Run-time dispatch ----------------------------------------------------
+ *
+ * The one static with mutable state in this module: the kernel pointer.
+ * It starts at the resolver and is replaced once by the best kernel for this
+ * CPU. Its final value is a pure function of the CPU, every value it can hold
+ * is a valid kernel giving identical results, and the resolver is idempotent,
+ * so concurrent first calls are harmless (relaxed atomics suffice: the code
+ * pointed to is immutable). */
+
+static uint32_t csum_partial_resolve(const void *data, size_t len,
+                                     uint32_t sum);
+
+static _Atomic(csum_partial_fn) csum_active = csum_partial_resolve;
+
+csum_partial_fn csum_impl_fn(enum csum_impl impl)
+{
+    switch (impl) {
+    case CSUM_IMPL_PORTABLE:
+        return csum_partial_portable;
+#if CSUM_X86
+    case CSUM_IMPL_SSE2:
+        return csum_partial_sse2;
+    case CSUM_IMPL_AVX2:
+        return cpu_has_avx2() ? csum_partial_avx2 : NULL;
+#else
+    case CSUM_IMPL_SSE2:
+    case CSUM_IMPL_AVX2:
+#endif
+    case CSUM_IMPL_N:
+        break;
+    }
+    return NULL;
+}
+
+const char *csum_impl_name(enum csum_impl impl)
+{
+    switch (impl) {
+    case CSUM_IMPL_PORTABLE:
+        return "portable";
+    case CSUM_IMPL_SSE2:
+        return "sse2";
+    case CSUM_IMPL_AVX2:
+        return "avx2";
+    case CSUM_IMPL_N:
+        break;
+    }
+    return "?";
+}
+
+enum csum_impl csum_impl_active(void)
+{
+    for (int i = CSUM_IMPL_N - 1; i > CSUM_IMPL_PORTABLE; i--)
+        if (csum_impl_fn((enum csum_impl)i))
+            return (enum csum_impl)i;
+    return CSUM_IMPL_PORTABLE;
+}
+
+static uint32_t csum_partial_resolve(const void *data, size_t len,
+                                     uint32_t sum)
+{
+    csum_partial_fn fn = csum_impl_fn(csum_impl_active());
+    atomic_store_explicit(&csum_active, fn, memory_order_relaxed);
+    return fn(data, len, sum);
+}
+
+uint32_t csum_partial(const void *data, size_t len, uint32_t sum)
+{
+    return atomic_load_explicit(&csum_active, memory_order_relaxed)(data, len,
+                                                                    sum);
+}
+
+/* ---- Folding and helpers ------------------------------------------------- */
+
+uint16_t csum_fold_nocompl(uint32_t sum)
+{
+    sum = (sum & 0xffffu) + (sum >> 16);
+    sum = (sum & 0xffffu) + (sum >> 16);
+    return (uint16_t)sum;
+}
+
+uint16_t csum_fold(uint32_t sum)
+{
+    return (uint16_t)~csum_fold_nocompl(sum);
+}
+
+uint32_t csum_add(uint32_t a, uint32_t b)
+{
+    return add32(a, b);
+}
+
+uint16_t csum(const void *data, size_t len)
+{
+    return csum_fold(csum_partial(data, len, 0));
+}
+
+uint16_t csum_udp_field(uint16_t computed)
+{
+    return computed ? computed : 0xffffu;
+}
+
+uint16_t csum_ipv4_hdr(const void *ip, size_t ihl_bytes)
+{
+    const uint8_t *p = ip;
+    uint32_t sum;
+
+    if (ihl_bytes == 20) { /* the common case, no options */
+        uint64_t t = (uint64_t)ld32(p) + ld32(p + 4) + ld16(p + 8) +
+                     ld32(p + 12) + ld32(p + 16);
+        return csum_fold(fold64(t));
+    }
+    /* Skip the checksum field, bytes 10..11 (clipped to ihl_bytes). */
+    sum = csum_partial(p, ihl_bytes < 10 ? ihl_bytes : 10, 0);
+    if (ihl_bytes > 12)
+        sum = csum_partial(p + 12, ihl_bytes - 12, sum);
+    return csum_fold(sum);
+}
+
+/* The pseudo-header as laid out in memory: the protocol byte follows a zero
+ * byte, so as a memory-order word it is ld16 of {0, proto}; the length is a
+ * host-order count stored big-endian. Both built via bytes so the result
+ * matches csum_partial() over the real pseudo-header on any host. */
+static inline uint32_t pseudo_word_be16(uint16_t v)
+{
+    uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+    return ld16(b);
+}
+
+uint32_t csum_pseudo_ipv4(uint32_t src, uint32_t dst, uint8_t proto,
+                          uint16_t l4_len)
+{
+    uint64_t t = (uint64_t)(src & 0xffffu) + (src >> 16) + (dst & 0xffffu) +
+                 (dst >> 16) + pseudo_word_be16(proto) +
+                 pseudo_word_be16(l4_len);
+    return fold64(t);
+}
+
+uint32_t csum_pseudo_ipv6(const uint8_t src[16], const uint8_t dst[16],
+                          uint8_t next_header, uint32_t l4_len)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < 16; i += 4)
+        t += (uint64_t)ld32(src + i) + ld32(dst + i);
+    t += pseudo_word_be16((uint16_t)(l4_len >> 16));
+    t += pseudo_word_be16((uint16_t)l4_len);
+    t += pseudo_word_be16(next_header);
+    return fold64(t);
+}
+
+/* ---- Incremental update (RFC 1624, eqn. 3: HC' = ~(~HC + ~m + m')) ------- */
+
+uint16_t csum_update16(uint16_t csum_field, uint16_t old_val, uint16_t new_val)
+{
+    uint32_t s = (uint32_t)(uint16_t)~csum_field + (uint16_t)~old_val +
+                 new_val;
+    return csum_fold(s);
+}
+
+uint16_t csum_update32(uint16_t csum_field, uint32_t old_val, uint32_t new_val)
+{
+    uint32_t o = ~old_val;
+    uint32_t s = (uint32_t)(uint16_t)~csum_field + (o & 0xffffu) + (o >> 16) +
+                 (new_val & 0xffffu) + (new_val >> 16);
+    return csum_fold(s);
+}
+
+uint16_t csum_update_bytes(uint16_t csum_field, const void *old_bytes,
+                           const void *new_bytes, size_t len)
+{
+    const uint8_t *o = old_bytes, *n = new_bytes;
+    uint64_t t = (uint16_t)~csum_field;
+    size_t i = 0;
+
+    for (; i + 2 <= len; i += 2)
+        t += (uint64_t)(uint16_t)~ld16(o + i) + ld16(n + i);
+    if (i < len) /* odd length: the last byte, padded as in csum_partial() */
+        t += (uint64_t)(uint16_t)~ld8pad(o + i) + ld8pad(n + i);
+    return csum_fold(fold64(t));
+}
