@@ -126,6 +126,16 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
         p->tx_retries = cp->tx_retries >= 0 ? (unsigned)cp->tx_retries
                                             : dp->knobs.tx_retries;
     }
+    for (size_t i = 0; i < cfg->n_ports; i++)
+        dp->emc_port_inv_prob[i] = cfg->ports[i].emc_insert_inv_prob;
+    struct fcache_cfg fcc;
+    char why[256];
+    dp_fcache_cfg(dp, &fcc);
+    if (fcache_cfg_validate(&fcc, why, sizeof why)) {
+        dp_err(err, errlen, "%s: [datapath]: %s", cfg->path, why);
+        dp_destroy(dp);
+        return -1;
+    }
     if (dp_load_rules(dp->rules, cfg, err, errlen)) {
         dp_destroy(dp);
         return -1;
@@ -147,11 +157,36 @@ void dp_destroy(struct dp *dp)
     free(dp);
 }
 
+void dp_fcache_cfg(const struct dp *dp, struct fcache_cfg *c)
+{
+    const struct dp_knobs *k = &dp->knobs;
+    fcache_cfg_default(c);
+    c->emc_entries = k->emc_entries;
+    c->emc_ways = k->emc_ways;
+    c->emc_insert_inv_prob = k->emc_insert_inv_prob;
+    c->emc_max_key_len = k->emc_max_key_len;
+    c->smc_enabled = k->smc;
+    c->smc_entries = k->smc_entries;
+    c->megaflow_max = k->megaflow_max;
+    c->resort_interval_ns = (uint64_t)k->subtable_resort_ms * 1000000u;
+    c->revalidate = k->megaflow_revalidate;
+    c->seed = k->seed;
+    for (unsigned i = 0; i < dp->n_ports && i < FCACHE_MAX_PORTS; i++)
+        c->emc_port_inv_prob[i] = dp->emc_port_inv_prob[i];
+}
+
 struct dp_pmd *dp_pmd_create(struct dp *dp)
 {
     struct dp_pmd *pmd = calloc(1, sizeof *pmd);
     if (!pmd)
         return NULL;
+    struct fcache_cfg fcc;
+    dp_fcache_cfg(dp, &fcc);
+    pmd->fc = fcache_create(&fcc, dp->rules);
+    if (!pmd->fc) {
+        free(pmd);
+        return NULL;
+    }
     pmd->dp = dp;
     uint64_t interval_ns = (uint64_t)dp->knobs.tx_flush_interval_us * FS_NSEC_PER_USEC;
     for (unsigned i = 0; i < dp->n_ports; i++)
@@ -194,6 +229,7 @@ void dp_pmd_destroy(struct dp_pmd *pmd)
     for (unsigned i = 0; i < pmd->dp->n_ports; i++)
         txq_purge(&pmd->txq[i], DROP_tx_down);
     pkt_batch_free(&pmd->rx);
+    fcache_destroy(pmd->fc);
     free(pmd);
 }
 
@@ -231,13 +267,13 @@ static void dp_output_tunnel(struct dp_pmd *pmd, struct pkt *pkt, const struct d
     }
     if (grew)
         pmd->headroom_grown++;
-    struct dp_port_stats *ps = &pmd->port_stats[t->port_no];
-    ps->tnl_tx++;
-    ps->tnl_tx_bytes += inner_len;
     if (pkt_send_prepare(pkt, u->caps.flags, &pmd->csum) != CSUM_PREP_OK) {
         dp_drop_cb(pmd, pkt, DROP_csum_invalid);
         return;
     }
+    struct dp_port_stats *ps = &pmd->port_stats[t->port_no];
+    ps->tnl_tx++;
+    ps->tnl_tx_bytes += inner_len;
     txq_enqueue(&pmd->txq[u->port_no], pkt, pmd->now);
 }
 
@@ -263,22 +299,25 @@ static void dp_output_cb(void *aux, struct pkt *pkt, uint16_t port)
     txq_enqueue(&pmd->txq[port], pkt, pmd->now);
 }
 
-/* Counts PARTIAL and BAD arrivals and applies the bad-csum policy; returns
- * false if p was dropped. Only called for batches whose summary says some
- * packet is PARTIAL or BAD: GOOD/UNKNOWN batches skip it entirely (the
- * device counts its own GOOD verdicts). */
-static bool dp_rx_verdicts(struct dp_pmd *pmd, struct pkt *p)
+/* Counts the PARTIAL and BAD verdicts a packet arrived with. Only called
+ * for batches whose summary says some packet is PARTIAL or BAD:
+ * GOOD/UNKNOWN batches skip it entirely (devices count their own GOOD
+ * verdicts). */
+static void dp_rx_verdicts(struct dp_pmd *pmd, const struct pkt *p)
 {
-    bool bad = false;
-    for (int l = 0; l < CSUM_L_N; l++) {
-        if (p->csum[l] == CSUM_BAD) {
+    for (int l = 0; l < CSUM_L_N; l++)
+        if (p->csum[l] == CSUM_BAD)
             pmd->csum.rx_bad[l]++;
-            bad = true;
-        }
-    }
     if (p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL)
         pmd->csum.rx_partial++;
-    if (!bad)
+}
+
+/* The bad-csum policy for a packet still carrying a BAD verdict (after
+ * decapsulation, which judges tunnel packets itself); returns false if p
+ * was dropped. */
+static bool dp_bad_csum_policy(struct dp_pmd *pmd, struct pkt *p)
+{
+    if (!pkt_csum_any_bad(p))
         return true;
     if (pmd->dp->knobs.bad_csum_forward) {
         pmd->csum.bad_forwarded++;
@@ -347,27 +386,30 @@ void dp_pmd_process(struct dp_pmd *pmd)
             dp_drop_cb(pmd, p, DROP_rx_truncated);
             continue;
         }
-        if (verdicts && !dp_rx_verdicts(pmd, p))
-            continue;
+        if (verdicts)
+            dp_rx_verdicts(pmd, p);
         enum parse_result r = parse_pkt(p, &keys[n]);
         pmd->parse_results[r]++;
         if (r != PARSE_OK) {
             dp_drop_cb(pmd, p, DROP_parse_error);
             continue;
         }
+        /* Decapsulation judges the outer verdicts itself (tunnel_bad_csum)
+         * and resets them; the bad-csum policy sees what is left. */
         if (pmd->dp->ports[p->in_port].n_tnls && p->l4_proto == 17 &&
             !dp_decap(pmd, p, &keys[n]))
+            continue;
+        if (verdicts && !dp_bad_csum_policy(pmd, p))
             continue;
         p->hash = flow_hash(&keys[n], 0);
         pkts[n++] = p;
     }
     pkt_batch_init(b);
 
-    const struct rule_table *rules = pmd->dp->rules;
-    for (unsigned i = 0; i < n; i++) {
-        const struct rule *r = rule_table_lookup(rules, &keys[i], NULL);
-        acts[i] = r ? r->actions : NULL;
-    }
+    uint32_t hashes[PKT_BATCH_MAX];
+    for (unsigned i = 0; i < n; i++)
+        hashes[i] = pkts[i]->hash;
+    fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
 
     struct action_ctx ctx = {
         .aux = pmd,
@@ -724,6 +766,54 @@ static void dp_port_view(const struct dp *dp, struct dp_pmd *const *pmds,
     }
 }
 
+/* The flow-cache counters of a set of PMDs, summed. */
+static void dp_fcache_sum(struct dp_pmd *const *pmds, unsigned n_pmds, struct fcache_stats *t)
+{
+    memset(t, 0, sizeof *t);
+    for (unsigned i = 0; i < n_pmds; i++) {
+        struct fcache_stats s;
+        fcache_get_stats(pmds[i]->fc, &s);
+        t->lookups += s.lookups;
+        t->emc_hits += s.emc_hits;
+        t->smc_hits += s.smc_hits;
+        t->megaflow_hits += s.megaflow_hits;
+        t->upcalls += s.upcalls;
+        t->upcall_misses += s.upcall_misses;
+        t->no_rule += s.no_rule;
+        t->subtable_lookups += s.subtable_lookups;
+        t->megaflows_installed += s.megaflows_installed;
+        t->megaflows_evicted += s.megaflows_evicted;
+        t->megaflows_flushed += s.megaflows_flushed;
+        t->megaflows_revalidated += s.megaflows_revalidated;
+        t->rule_changes += s.rule_changes;
+        t->emc_inserts += s.emc_inserts;
+        t->smc_inserts += s.smc_inserts;
+        t->megaflows += s.megaflows;
+        t->subtables += s.subtables;
+    }
+}
+
+static void dp_fcache_json(struct dp_pmd *const *pmds, unsigned n_pmds, FILE *out)
+{
+    struct fcache_stats s;
+    dp_fcache_sum(pmds, n_pmds, &s);
+    fprintf(out,
+            "{\"lookups\": %" PRIu64 ", \"emc_hits\": %" PRIu64 ", \"smc_hits\": %" PRIu64
+            ", \"megaflow_hits\": %" PRIu64 ", \"upcalls\": %" PRIu64
+            ", \"upcall_misses\": %" PRIu64 ", \"subtable_lookups\": %" PRIu64
+            ", \"subtable_lookups_per_megaflow_hit\": %.3f"
+            ", \"megaflows_installed\": %" PRIu64 ", \"megaflows_evicted\": %" PRIu64
+            ", \"megaflows_flushed\": %" PRIu64 ", \"megaflows_revalidated\": %" PRIu64
+            ", \"rule_changes\": %" PRIu64 ", \"emc_inserts\": %" PRIu64
+            ", \"smc_inserts\": %" PRIu64 ", \"megaflows\": %u, \"subtables\": %u}",
+            s.lookups, s.emc_hits, s.smc_hits, s.megaflow_hits, s.upcalls, s.upcall_misses,
+            s.subtable_lookups,
+            s.megaflow_hits ? (double)s.subtable_lookups / (double)s.megaflow_hits : 0.0,
+            s.megaflows_installed, s.megaflows_evicted, s.megaflows_flushed,
+            s.megaflows_revalidated, s.rule_changes, s.emc_inserts, s.smc_inserts,
+            s.megaflows, s.subtables);
+}
+
 static void dp_csum_sum(struct dp_pmd *const *pmds, unsigned n_pmds,
                         struct csum_stats *cs)
 {
@@ -824,6 +914,8 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
                     parse_result_name((enum parse_result)r), parse[r]);
         fprintf(out, "},\n  \"csum\": ");
         dp_csum_json(&cs, out);
+        fprintf(out, ",\n  \"fcache\": ");
+        dp_fcache_json(pmds, n_pmds, out);
         fprintf(out,
                 ",\n  \"totals\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
                 ", \"copies\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"queued\": %" PRIu64
@@ -861,6 +953,15 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
         fprintf(out, "  %-24s %10" PRIu64 "  %s\n", name, parse[r],
                 parse_result_desc((enum parse_result)r));
     }
+    struct fcache_stats fs;
+    dp_fcache_sum(pmds, n_pmds, &fs);
+    fprintf(out,
+            "flow caches: %" PRIu64 " lookups: emc %" PRIu64 ", smc %" PRIu64
+            ", megaflow %" PRIu64 ", upcalls %" PRIu64 " (%" PRIu64 " without a rule); %"
+            PRIu64 " megaflows installed, %" PRIu64 " evicted, %" PRIu64 " flushed\n",
+            fs.lookups, fs.emc_hits, fs.smc_hits, fs.megaflow_hits, fs.upcalls,
+            fs.upcall_misses, fs.megaflows_installed, fs.megaflows_evicted,
+            fs.megaflows_flushed);
     fprintf(out,
             "checksums: %" PRIu64 " computed in software, %" PRIu64
             " offloaded to ports, %" PRIu64 " passed partial to guests, %" PRIu64

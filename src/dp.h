@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "config.h"
 #include "drop.h"
+#include "fcache.h"
 #include "netdev.h"
 #include "offload.h"
 #include "parse.h"
@@ -52,6 +53,7 @@ struct dp {
     const char *cfg_path; /* for messages */
     const struct config *cfg; /* must outlive the dp */
     size_t next_change;   /* replay: the next cfg->changes[] to apply */
+    int64_t emc_port_inv_prob[DP_MAX_PORTS]; /* per in_port EMC override, -1 none */
     uint64_t changes_applied;
 };
 
@@ -81,6 +83,7 @@ struct dp_pmd {
     struct csum_stats csum;
     uint64_t parse_results[PARSE_N_RESULTS];
     uint64_t iterations, idle_iterations;
+    struct fcache *fc;            /* EMC -> SMC -> megaflows -> rule table */
     /* The rx queues this PMD polls; n_rxqs == 0 means every queue of every
      * port (the single-PMD replay case). */
     struct dp_rxq_ref rxqs[DP_MAX_PORTS * 4];
@@ -111,6 +114,10 @@ int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
 int dp_apply_change(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
                     const struct config_change *ch, char *err, size_t errlen);
 
+/* The flow-cache configuration of dp's knobs and per-port overrides. */
+void dp_fcache_cfg(const struct dp *dp, struct fcache_cfg *fc);
+
+/* NULL if out of memory. */
 struct dp_pmd *dp_pmd_create(struct dp *dp);
 
 /* Makes the PMD poll (port, qid); once any is added, it polls only those.

@@ -145,7 +145,9 @@ static bool l4_complete_vnet(struct pkt *p)
     if (start > p->len || at + 2 > p->len)
         return false;
     uint16_t c = csum_fold(csum_partial(p->data + start, p->len - start, 0));
-    wr16(p->data + at, c);
+    /* As Linux does for any protocol: 0 and 0xFFFF are the same sum, and a
+     * UDP field must never carry 0. */
+    wr16(p->data + at, c ? c : 0xffff);
     return true;
 }
 

@@ -347,6 +347,7 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     for (unsigned i = 0; i < n && !local; i++)
         local = tunnels[i].ipv6 == v6 && tunnels[i].dst_port == dport &&
                 ip_eq(&tunnels[i], dst, tunnels[i].local_ip);
+    (void)src; /* any remote may send: rules can match tun_src */
     if (!local)
         return TNL_POP_NOT_TUNNEL;
 
@@ -360,7 +361,8 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     if ((uint32_t)pkt->l4_ofs + udp_len > pkt->len)
         return TNL_POP_TRUNC;
     const uint8_t *vx = udp + 8;
-    if (!(vx[0] & 0x08))
+    /* Flags exactly "I", reserved fields zero (as OVS checks them). */
+    if (vx[0] != 0x08 || vx[1] || vx[2] || vx[3] || vx[7])
         return TNL_POP_BAD_VXLAN;
     if (udp_len < 8 + TNL_VXLAN_HLEN + 14)
         return TNL_POP_NOT_ETHERNET;
@@ -370,7 +372,7 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     for (unsigned i = 0; i < n; i++) {
         const struct tnl_cfg *c = &tunnels[i];
         if (c->ipv6 == v6 && c->dst_port == dport && ip_eq(c, dst, c->local_ip) &&
-            ip_eq(c, src, c->remote_ip) && (c->vni_flow || c->vni == vni)) {
+            (c->vni_flow || c->vni == vni)) {
             t = c;
             *which = i;
             break;

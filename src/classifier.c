@@ -1,0 +1,449 @@
+/* classifier.c: megaflow table and tuple-space search classifier. */
+#include "classifier.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define CLS_HUGE (2u << 20)
+#define CLS_MIN_BUCKETS 2u
+
+static size_t cls_big_len(size_t bytes)
+{
+    return (bytes + CLS_HUGE - 1) & ~(size_t)(CLS_HUGE - 1);
+}
+
+void *cls_alloc_big(size_t bytes)
+{
+    if (bytes < CLS_HUGE) {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, bytes ? bytes : 64))
+            return NULL;
+        memset(p, 0, bytes);
+        return p;
+    }
+    /* Map one huge page more than needed, keep the aligned part. */
+    size_t len = cls_big_len(bytes);
+    uint8_t *map = mmap(NULL, len + CLS_HUGE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    uintptr_t a = ((uintptr_t)map + CLS_HUGE - 1) & ~(uintptr_t)(CLS_HUGE - 1);
+    uint8_t *p = (uint8_t *)a;
+    size_t head = (size_t)(p - map);
+    if (head)
+        munmap(map, head);
+    if (CLS_HUGE - head)
+        munmap(p + len, CLS_HUGE - head);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, len, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+void cls_free_big(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (bytes < CLS_HUGE)
+        free(p);
+    else
+        munmap(p, cls_big_len(bytes));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The megaflow table                                                       */
+
+int cls_flows_init(struct cls_flows *f, uint32_t max)
+{
+    memset(f, 0, sizeof *f);
+    if (max == 0 || max > CLS_MAX_FLOWS)
+        return -1;
+    /* Slots are initialised when first used (below hw); the pages of the
+     * rest are never touched. */
+    f->mf = cls_alloc_big((size_t)max * sizeof *f->mf);
+    if (!f->mf)
+        return -1;
+    f->max = max;
+    f->free_head = CLS_IDX_NONE;
+    return 0;
+}
+
+void cls_flows_destroy(struct cls_flows *f)
+{
+    /* Classifiers remove their megaflows; drop any reference left anyway. */
+    for (uint32_t i = 0; i < f->hw; i++)
+        if (f->mf[i].in_use)
+            action_list_unref(f->mf[i].actions);
+    cls_free_big(f->mf, (size_t)f->max * sizeof *f->mf);
+    memset(f, 0, sizeof *f);
+}
+
+static uint32_t cls_flows_alloc(struct cls_flows *f)
+{
+    uint32_t idx;
+    if (f->free_head != CLS_IDX_NONE) {
+        idx = f->free_head;
+        f->free_head = f->mf[idx].next_free;
+    } else if (f->hw < f->max) {
+        idx = f->hw++;
+        f->mf[idx].gen = 0;
+    } else {
+        return CLS_IDX_NONE;
+    }
+    f->n++;
+    return idx;
+}
+
+static void cls_flows_free(struct cls_flows *f, uint32_t idx)
+{
+    struct cls_megaflow *mf = &f->mf[idx];
+    mf->in_use = 0;
+    mf->gen++;
+    mf->st = NULL;
+    mf->actions = NULL;
+    mf->next_free = f->free_head;
+    f->free_head = idx;
+    f->n--;
+}
+
+uint32_t cls_flows_victim(struct cls_flows *f)
+{
+    if (f->n == 0)
+        return CLS_IDX_NONE;
+    /* Two full turns always find one: the first clears every ref bit. */
+    for (uint64_t step = 0; step < 2ull * f->hw + 1; step++) {
+        uint32_t i = f->hand;
+        f->hand = f->hand + 1 >= f->hw ? 0 : f->hand + 1;
+        struct cls_megaflow *mf = &f->mf[i];
+        if (!mf->in_use)
+            continue;
+        if (mf->ref) {
+            mf->ref = 0;
+            continue;
+        }
+        return i;
+    }
+    return CLS_IDX_NONE; /* not reached */
+}
+
+size_t cls_flows_memory(const struct cls_flows *f, size_t *touched)
+{
+    if (touched)
+        *touched = (size_t)f->hw * sizeof *f->mf;
+    return (size_t)f->max * sizeof *f->mf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Subtables                                                                */
+
+static struct cls_subtable *cls_subtable_create(struct classifier *c,
+                                                const struct flow_mask *mask)
+{
+    struct cls_subtable *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    st->buckets = calloc(CLS_MIN_BUCKETS, sizeof *st->buckets);
+    if (!st->buckets) {
+        free(st);
+        return NULL;
+    }
+    st->bucket_mask = CLS_MIN_BUCKETS - 1;
+    st->mask = *mask;
+    st->cls = c;
+    const cls_word *m = cls_words(&mask->m);
+    for (unsigned i = 0; i < FLOW_U64S; i++) {
+        if (m[i]) {
+            st->word[st->n_words] = (uint8_t)i;
+            st->mask_w[st->n_words] = m[i];
+            st->n_words++;
+        }
+    }
+    return st;
+}
+
+static void cls_subtable_free(struct cls_subtable *st)
+{
+    free(st->buckets);
+    free(st);
+}
+
+/* Inserts (hash, idx) into a table with room: the first free entry from
+ * the home bucket on. */
+static void cls_buckets_put(struct cls_bucket *bk, uint32_t bmask, uint32_t hash, uint32_t idx)
+{
+    for (uint32_t b = hash & bmask;; b = (b + 1) & bmask) {
+        for (unsigned e = 0; e < CLS_BUCKET_ENTRIES; e++) {
+            if (!bk[b].idx1[e]) {
+                bk[b].hash[e] = hash;
+                bk[b].idx1[e] = idx + 1;
+                return;
+            }
+        }
+    }
+}
+
+/* Keeps the load at most 1/2 of the entries. */
+static int cls_subtable_reserve(struct cls_subtable *st)
+{
+    uint32_t nb = st->bucket_mask + 1;
+    if ((uint64_t)(st->n + 1) * 2 <= (uint64_t)nb * CLS_BUCKET_ENTRIES)
+        return 0;
+    uint32_t nnb = nb * 2;
+    struct cls_bucket *nbk = calloc(nnb, sizeof *nbk);
+    if (!nbk)
+        return -ENOMEM;
+    for (uint32_t b = 0; b < nb; b++)
+        for (unsigned e = 0; e < CLS_BUCKET_ENTRIES; e++)
+            if (st->buckets[b].idx1[e])
+                cls_buckets_put(nbk, nnb - 1, st->buckets[b].hash[e],
+                                st->buckets[b].idx1[e] - 1);
+    free(st->buckets);
+    st->buckets = nbk;
+    st->bucket_mask = nnb - 1;
+    return 0;
+}
+
+/* True if x lies in the cyclic interval (a, c]. */
+static bool cls_cyclic_in(uint32_t a, uint32_t c, uint32_t x)
+{
+    return a < c ? (x > a && x <= c) : (x > a || x <= c);
+}
+
+/* Deletes megaflow idx (hash 'hash') and restores the invariant: every
+ * entry's buckets from its home up to its own are full. Emptying an entry
+ * of bucket 'hole' may strand entries stored after it (reached only through
+ * full buckets); the first such entry of each following bucket moves into
+ * the hole, which moves on to its bucket. */
+static void cls_buckets_del(struct cls_subtable *st, uint32_t hash, uint32_t idx)
+{
+    const uint32_t bm = st->bucket_mask;
+    uint32_t hole = hash & bm;
+    unsigned he = 0;
+    for (;; hole = (hole + 1) & bm) { /* present: the caller knows it is */
+        for (he = 0; he < CLS_BUCKET_ENTRIES; he++)
+            if (st->buckets[hole].idx1[he] == idx + 1)
+                break;
+        if (he < CLS_BUCKET_ENTRIES)
+            break;
+    }
+    st->buckets[hole].idx1[he] = 0;
+    st->buckets[hole].hash[he] = 0;
+    for (uint32_t j = (hole + 1) & bm; j != hole; j = (j + 1) & bm) {
+        struct cls_bucket *bj = &st->buckets[j];
+        unsigned e;
+        for (e = 0; e < CLS_BUCKET_ENTRIES; e++)
+            if (bj->idx1[e] && !cls_cyclic_in(hole, j, bj->hash[e] & bm))
+                break;
+        if (e < CLS_BUCKET_ENTRIES) {
+            st->buckets[hole].hash[he] = bj->hash[e];
+            st->buckets[hole].idx1[he] = bj->idx1[e];
+            bj->idx1[e] = 0;
+            bj->hash[e] = 0;
+            hole = j;
+            he = e;
+        } else if (!cls_bucket_full(bj)) {
+            break;
+        }
+    }
+}
+
+/* Finds the megaflow of st whose masked key equals 'key & mask'. */
+static uint32_t cls_subtable_find(const struct cls_subtable *st, const struct cls_flows *f,
+                                  const struct flow_key *key, uint32_t hash)
+{
+    return cls_subtable_lookup(st, f, key, hash);
+}
+
+static void classifier_unlink_subtable(struct classifier *c, struct cls_subtable *st)
+{
+    for (unsigned i = 0; i < c->n_st; i++) {
+        if (c->vec[i] == st) {
+            memmove(&c->vec[i], &c->vec[i + 1], (c->n_st - i - 1) * sizeof c->vec[0]);
+            c->n_st--;
+            return;
+        }
+    }
+}
+
+struct action_list *cls_flow_remove(struct cls_flows *f, uint32_t idx)
+{
+    struct cls_megaflow *mf = &f->mf[idx];
+    struct cls_subtable *st = mf->st;
+    struct action_list *acts = mf->actions;
+    cls_buckets_del(st, mf->hash, idx);
+    st->n--;
+    st->cls->n_flows--;
+    if (st->n == 0) {
+        classifier_unlink_subtable(st->cls, st);
+        cls_subtable_free(st);
+    }
+    cls_flows_free(f, idx);
+    return acts;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The classifier                                                           */
+
+void classifier_init(struct classifier *c, struct cls_flows *f)
+{
+    memset(c, 0, sizeof *c);
+    c->flows = f;
+    c->prefetch = true;
+}
+
+void classifier_destroy(struct classifier *c)
+{
+    struct cls_flows *f = c->flows;
+    for (uint32_t i = 0; i < f->hw && c->n_flows; i++)
+        if (f->mf[i].in_use && f->mf[i].st->cls == c)
+            action_list_unref(cls_flow_remove(f, i));
+    free(c->vec);
+    memset(c, 0, sizeof *c);
+}
+
+static struct cls_subtable *classifier_find_subtable(const struct classifier *c,
+                                                     const struct flow_mask *mask)
+{
+    for (unsigned i = 0; i < c->n_st; i++)
+        if (flow_equal(&c->vec[i]->mask.m, &mask->m))
+            return c->vec[i];
+    return NULL;
+}
+
+int classifier_insert(struct classifier *c, const struct flow_key *key,
+                      const struct flow_mask *mask, struct action_list *actions,
+                      uint32_t *idx)
+{
+    struct cls_flows *f = c->flows;
+    struct cls_subtable *st = classifier_find_subtable(c, mask);
+    bool new_st = false;
+    if (st) {
+        uint32_t old = cls_subtable_find(st, f, key, cls_hash(st, key));
+        if (old != CLS_IDX_NONE) {
+            *idx = old;
+            return 1;
+        }
+    }
+    if (f->n >= f->max)
+        return -ENOSPC;
+    if (!st) {
+        if (c->n_st == c->cap_st) {
+            unsigned cap = c->cap_st ? c->cap_st * 2 : 8;
+            struct cls_subtable **v = realloc(c->vec, cap * sizeof *v);
+            if (!v)
+                return -ENOMEM;
+            c->vec = v;
+            c->cap_st = cap;
+        }
+        st = cls_subtable_create(c, mask);
+        if (!st)
+            return -ENOMEM;
+        new_st = true;
+    }
+    if (cls_subtable_reserve(st)) {
+        if (new_st)
+            cls_subtable_free(st);
+        return -ENOMEM;
+    }
+    uint32_t i = cls_flows_alloc(f);
+    struct cls_megaflow *mf = &f->mf[i];
+    mf->in_use = 1;
+    mf->ref = 1;
+    mf->pad = 0;
+    mf->next_free = CLS_IDX_NONE;
+    mf->st = st;
+    mf->actions = actions;
+    flow_apply_mask(&mf->key, key, mask);
+    mf->hash = cls_hash(st, &mf->key);
+    cls_buckets_put(st->buckets, st->bucket_mask, mf->hash, i);
+    st->n++;
+    c->n_flows++;
+    if (new_st)
+        c->vec[c->n_st++] = st; /* last: it has no hits yet */
+    *idx = i;
+    return 0;
+}
+
+uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *keys,
+                                 uint32_t map, uint32_t *idx, uint64_t *probes_hit,
+                                 uint64_t *probes_miss)
+{
+    const struct cls_flows *f = c->flows;
+    uint32_t remaining = map, found = 0;
+    const cls_word *kw[32];
+    uint64_t h[32];
+    uint32_t hash[32];
+    uint64_t ph = 0;
+    for (unsigned s = 0; s < c->n_st && remaining; s++) {
+        struct cls_subtable *st = c->vec[s];
+        unsigned nk = 0, list[32];
+        for (uint32_t b = remaining; b; b &= b - 1) {
+            unsigned i = (unsigned)__builtin_ctz(b);
+            kw[nk] = cls_words(&keys[i]);
+            list[nk] = i;
+            h[nk++] = cls_hash_start(st);
+        }
+        /* cls_hash() of every key, word by word: the subtable's word and
+         * mask stay in registers and the keys' chains run in parallel. */
+        for (unsigned wi = 0; wi < st->n_words; wi++) {
+            const unsigned word = st->word[wi];
+            const uint64_t mw = st->mask_w[wi];
+            for (unsigned k = 0; k < nk; k++)
+                h[k] = cls_hash_step(h[k], kw[k][word] & mw);
+        }
+        for (unsigned k = 0; k < nk; k++) {
+            hash[k] = cls_hash_finish(h[k]);
+            if (c->prefetch)
+                __builtin_prefetch(&st->buckets[hash[k] & st->bucket_mask]);
+        }
+        uint32_t hits = 0;
+        unsigned nh = 0;
+        for (unsigned k = 0; k < nk; k++) {
+            unsigned i = list[k];
+            uint32_t x = cls_subtable_lookup(st, f, &keys[i], hash[k]);
+            if (x != CLS_IDX_NONE) {
+                idx[i] = x;
+                hits |= 1u << i;
+                nh++;
+            }
+        }
+        if (hits) {
+            st->hits += nh;
+            ph += (uint64_t)nh * (s + 1);
+            remaining &= ~hits;
+            found |= hits;
+        }
+    }
+    *probes_hit += ph;
+    unsigned nmiss = 0;
+    for (uint32_t b = remaining; b; b &= b - 1)
+        nmiss++;
+    *probes_miss += (uint64_t)nmiss * c->n_st;
+    return found;
+}
+
+void classifier_rank(struct classifier *c)
+{
+    /* Insertion sort: stable, and the vector is short and nearly sorted. */
+    for (unsigned i = 1; i < c->n_st; i++) {
+        struct cls_subtable *st = c->vec[i];
+        unsigned j = i;
+        while (j > 0 && c->vec[j - 1]->hits < st->hits) {
+            c->vec[j] = c->vec[j - 1];
+            j--;
+        }
+        c->vec[j] = st;
+    }
+    for (unsigned i = 0; i < c->n_st; i++)
+        c->vec[i]->hits = 0;
+}
+
+size_t classifier_memory(const struct classifier *c)
+{
+    size_t b = (size_t)c->cap_st * sizeof c->vec[0];
+    for (unsigned i = 0; i < c->n_st; i++)
+        b += sizeof *c->vec[i] + ((size_t)c->vec[i]->bucket_mask + 1) * sizeof(struct cls_bucket);
+    return b;
+}

@@ -1,0 +1,530 @@
+/* fcache.c: EMC -> SMC -> classifier -> upcall, per PMD. */
+#include "fcache.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classifier.h"
+#include "config.h"
+#include "emc.h"
+#include "packet.h"
+#include "smc.h"
+
+_Static_assert(FCACHE_MAX_PORTS == CONFIG_MAX_PORTS, "one EMC override per port");
+_Static_assert(PKT_BATCH_MAX <= 32, "batch maps are 32-bit");
+
+/* Classifier slots: one per in_port below FCACHE_MAX_PORTS, one shared by
+ * every higher port (in_port is exact in every mask, so sharing is safe). */
+#define FCACHE_N_CLS (FCACHE_MAX_PORTS + 1)
+/* EMC probes prefetch this many packets ahead. */
+#define FCACHE_EMC_AHEAD 4
+/* Revalidation consults the rule table once per megaflow, and a lookup
+ * examines up to every rule: above this many rule examinations a rule
+ * change flushes the megaflows instead (they are re-learned by upcalls, for
+ * the flows still active), so a PMD never stalls for long. */
+#define FCACHE_REVALIDATE_BUDGET (1u << 20)
+
+struct fcache {
+    struct fcache_cfg cfg;
+    const struct rule_table *rules;
+    uint64_t rules_version;
+    struct cls_flows flows;
+    struct classifier *cls[FCACHE_N_CLS];
+    struct emc *emc;                          /* NULL: off for every port */
+    struct smc *smc;                          /* NULL: off */
+    uint64_t emc_thr[FCACHE_N_CLS];           /* emc_insert_threshold() per port */
+    uint64_t rng;
+    uint64_t next_resort;
+    struct action_list **deferred; /* evicted megaflows' lists: unref at the
+                                    * next call */
+    unsigned n_deferred, cap_deferred;
+    struct fcache_stats st;
+};
+
+void fcache_cfg_default(struct fcache_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->emc_entries = 8192;
+    cfg->emc_ways = 2;
+    cfg->emc_insert_inv_prob = 100;
+    for (unsigned i = 0; i < FCACHE_MAX_PORTS; i++)
+        cfg->emc_port_inv_prob[i] = -1;
+    cfg->emc_max_key_len = EMC_KEY_LEN_MAX;
+    cfg->smc_enabled = true;
+    cfg->smc_entries = 1u << 20;
+    cfg->megaflow_max = 65535;
+    cfg->resort_interval_ns = 1000000000ull;
+    cfg->revalidate = true;
+    cfg->seed = 0;
+    cfg->prefetch = true;
+}
+
+static int fcache_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fcache_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static bool is_pow2(uint64_t x)
+{
+    return x && !(x & (x - 1));
+}
+
+int fcache_cfg_validate(const struct fcache_cfg *cfg, char *err, size_t errlen)
+{
+    if (!is_pow2(cfg->emc_entries) || cfg->emc_entries > EMC_MAX_ENTRIES)
+        return fcache_err(err, errlen, "emc-entries must be a power of two between 1 and %u",
+                          EMC_MAX_ENTRIES);
+    if (cfg->emc_ways != 1 && cfg->emc_ways != 2)
+        return fcache_err(err, errlen, "emc-ways must be 1 or 2");
+    for (unsigned i = 0; i < FCACHE_MAX_PORTS; i++)
+        if (cfg->emc_port_inv_prob[i] < -1 || cfg->emc_port_inv_prob[i] > UINT32_MAX)
+            return fcache_err(err, errlen,
+                              "emc-insert-inv-prob of port %u must be -1 (global) or 0..%u",
+                              i, UINT32_MAX);
+    if (cfg->emc_max_key_len > EMC_KEY_LEN_MAX)
+        return fcache_err(err, errlen, "emc-max-key-len must be 0..%u", EMC_KEY_LEN_MAX);
+    if (cfg->smc_enabled &&
+        (!is_pow2(cfg->smc_entries) || cfg->smc_entries < SMC_WAYS ||
+         cfg->smc_entries > SMC_MAX_ENTRIES))
+        return fcache_err(err, errlen, "smc-entries must be a power of two between %u and %u",
+                          SMC_WAYS, SMC_MAX_ENTRIES);
+    if (cfg->megaflow_max < 1 || cfg->megaflow_max > CLS_MAX_FLOWS)
+        return fcache_err(err, errlen, "megaflow-max must be 1..%u", CLS_MAX_FLOWS);
+    return 0;
+}
+
+static unsigned fcache_port(uint32_t in_port)
+{
+    return in_port < FCACHE_MAX_PORTS ? in_port : FCACHE_MAX_PORTS;
+}
+
+struct fcache *fcache_create(const struct fcache_cfg *cfg, const struct rule_table *rules)
+{
+    if (fcache_cfg_validate(cfg, NULL, 0))
+        return NULL;
+    struct fcache *fc = calloc(1, sizeof *fc);
+    if (!fc)
+        return NULL;
+    fc->cfg = *cfg;
+    fc->rules = rules;
+    fc->rules_version = rule_table_version(rules);
+    fc->rng = cfg->seed;
+    fc->next_resort = 0;
+    fc->cap_deferred = PKT_BATCH_MAX;
+    fc->deferred = malloc(fc->cap_deferred * sizeof *fc->deferred);
+    if (!fc->deferred || cls_flows_init(&fc->flows, cfg->megaflow_max)) {
+        free(fc->deferred);
+        free(fc);
+        return NULL;
+    }
+    bool any_emc = false;
+    for (unsigned p = 0; p < FCACHE_N_CLS; p++) {
+        int64_t o = p < FCACHE_MAX_PORTS ? cfg->emc_port_inv_prob[p] : -1;
+        uint32_t inv = o >= 0 ? (uint32_t)o : cfg->emc_insert_inv_prob;
+        fc->emc_thr[p] = emc_insert_threshold(inv);
+        any_emc |= inv != 0;
+    }
+    if (any_emc) {
+        fc->emc = emc_create(cfg->emc_entries, cfg->emc_ways, cfg->emc_max_key_len);
+        if (!fc->emc)
+            goto fail;
+    } else {
+        for (unsigned p = 0; p < FCACHE_N_CLS; p++)
+            fc->emc_thr[p] = 0;
+    }
+    if (cfg->smc_enabled) {
+        fc->smc = smc_create(cfg->smc_entries, cfg->seed);
+        if (!fc->smc)
+            goto fail;
+    }
+    return fc;
+fail:
+    fcache_destroy(fc);
+    return NULL;
+}
+
+static void fcache_drain_deferred(struct fcache *fc)
+{
+    for (unsigned i = 0; i < fc->n_deferred; i++)
+        action_list_unref(fc->deferred[i]);
+    fc->n_deferred = 0;
+}
+
+void fcache_destroy(struct fcache *fc)
+{
+    if (!fc)
+        return;
+    fcache_drain_deferred(fc);
+    for (unsigned p = 0; p < FCACHE_N_CLS; p++) {
+        if (fc->cls[p]) {
+            classifier_destroy(fc->cls[p]);
+            free(fc->cls[p]);
+        }
+    }
+    cls_flows_destroy(&fc->flows);
+    emc_destroy(fc->emc);
+    smc_destroy(fc->smc);
+    free(fc->deferred);
+    free(fc);
+}
+
+static void fcache_remove_all(struct fcache *fc, uint64_t *counter)
+{
+    struct cls_flows *f = &fc->flows;
+    for (uint32_t i = 0; i < f->hw && f->n; i++) {
+        if (f->mf[i].in_use) {
+            action_list_unref(cls_flow_remove(f, i));
+            (*counter)++;
+        }
+    }
+}
+
+void fcache_flush(struct fcache *fc)
+{
+    fcache_drain_deferred(fc);
+    fcache_remove_all(fc, &fc->st.megaflows_flushed);
+    if (fc->emc)
+        emc_flush(fc->emc);
+    if (fc->smc)
+        smc_flush(fc->smc);
+}
+
+void fcache_set_rules(struct fcache *fc, const struct rule_table *rules)
+{
+    fcache_flush(fc);
+    fc->rules = rules;
+    fc->rules_version = rule_table_version(rules);
+}
+
+/* True if every bit of a is in b. */
+static bool mask_within(const struct flow_mask *a, const struct flow_mask *b)
+{
+    const cls_word *x = cls_words(&a->m), *y = cls_words(&b->m);
+    uint64_t out = 0;
+    for (unsigned i = 0; i < FLOW_U64S; i++)
+        out |= x[i] & ~y[i];
+    return out == 0;
+}
+
+/* The rule table changed: keep each megaflow whose answer provably did not
+ * change (the fields the rule table now examines for its masked key are
+ * within its mask), with the current rule's action list; delete the rest. */
+static void fcache_revalidate(struct fcache *fc)
+{
+    struct cls_flows *f = &fc->flows;
+    fc->st.rule_changes++;
+    size_t nrules = rule_table_count(fc->rules);
+    if (!fc->cfg.revalidate ||
+        (uint64_t)f->n * (nrules ? nrules : 1) > FCACHE_REVALIDATE_BUDGET) {
+        if (fc->cfg.revalidate && f->n)
+            fc->st.revalidate_over_budget++;
+        fcache_remove_all(fc, &fc->st.megaflows_flushed);
+        return;
+    }
+    for (uint32_t i = 0; i < f->hw; i++) {
+        struct cls_megaflow *mf = &f->mf[i];
+        if (!mf->in_use)
+            continue;
+        struct flow_mask wc;
+        memset(&wc, 0, sizeof wc);
+        const struct rule *r = rule_table_lookup(fc->rules, &mf->key, &wc);
+        if (!mask_within(&wc, &mf->st->mask)) {
+            action_list_unref(cls_flow_remove(f, i));
+            fc->st.megaflows_flushed++;
+            continue;
+        }
+        struct action_list *acts = r ? r->actions : NULL;
+        if (acts != mf->actions) {
+            action_list_unref(mf->actions);
+            mf->actions = action_list_ref(acts);
+        }
+        fc->st.megaflows_revalidated++;
+    }
+}
+
+static struct classifier *fcache_cls_get(struct fcache *fc, unsigned port)
+{
+    if (!fc->cls[port]) {
+        struct classifier *c = malloc(sizeof *c);
+        if (!c)
+            return NULL;
+        classifier_init(c, &fc->flows);
+        c->prefetch = fc->cfg.prefetch;
+        fc->cls[port] = c;
+    }
+    return fc->cls[port];
+}
+
+/* A packet answered by megaflow idx at some stage. */
+static inline const struct action_list *fcache_answer(struct fcache *fc, uint32_t idx)
+{
+    struct cls_megaflow *mf = cls_flow(&fc->flows, idx);
+    mf->ref = 1;
+    fc->st.no_rule += mf->actions == NULL;
+    return mf->actions;
+}
+
+static inline void fcache_emc_maybe_insert(struct fcache *fc, const struct flow_key *key,
+                                           uint32_t hash, uint32_t idx)
+{
+    uint64_t thr = fc->emc_thr[fcache_port(key->in_port)];
+    if (emc_insert_draw(&fc->rng, thr)) {
+        if (emc_insert(fc->emc, &fc->flows, key, hash, idx, cls_flow(&fc->flows, idx)->gen))
+            fc->st.emc_inserts++;
+        else
+            fc->st.emc_insert_too_long++;
+    }
+}
+
+static inline void fcache_smc_insert(struct fcache *fc, uint32_t hash, uint32_t idx)
+{
+    if (fc->smc) {
+        if (smc_insert(fc->smc, hash, idx))
+            fc->st.smc_inserts++;
+        else
+            fc->st.smc_insert_unaddressable++;
+    }
+}
+
+/* The slow path for keys[i]: the rule table, then a new megaflow. */
+static const struct action_list *fcache_upcall(struct fcache *fc, const struct flow_key *key,
+                                               uint32_t hash)
+{
+    struct flow_mask wc;
+    memset(&wc, 0, sizeof wc);
+    const struct rule *r = rule_table_lookup(fc->rules, key, &wc);
+    wc.m.in_port = UINT32_MAX;
+    struct action_list *acts = r ? r->actions : NULL;
+    fc->st.upcalls++;
+    if (!r) {
+        fc->st.upcall_misses++;
+        fc->st.no_rule++;
+    }
+
+    struct classifier *c = fcache_cls_get(fc, fcache_port(key->in_port));
+    if (!c) {
+        fc->st.megaflow_install_failed++;
+        return acts;
+    }
+    struct cls_flows *f = &fc->flows;
+    if (f->n >= f->max) {
+        /* The victim may have answered an earlier packet of this call: its
+         * list must outlive the call. */
+        if (fc->n_deferred == fc->cap_deferred) {
+            unsigned cap = fc->cap_deferred * 2;
+            struct action_list **d = realloc(fc->deferred, cap * sizeof *d);
+            if (!d) {
+                fc->st.megaflow_install_failed++;
+                return acts;
+            }
+            fc->deferred = d;
+            fc->cap_deferred = cap;
+        }
+        uint32_t v = cls_flows_victim(f);
+        fc->deferred[fc->n_deferred++] = cls_flow_remove(f, v);
+        fc->st.megaflows_evicted++;
+    }
+    uint32_t idx;
+    int rc = classifier_insert(c, key, &wc, action_list_ref(acts), &idx);
+    if (rc < 0 || rc == 1) {
+        /* rc == 1 cannot happen (the classifier missed this key); either
+         * way the packet still gets the rule's answer. */
+        action_list_unref(acts);
+        if (rc < 0) {
+            fc->st.megaflow_install_failed++;
+            return acts;
+        }
+    } else {
+        fc->st.megaflows_installed++;
+    }
+    cls_flow(f, idx)->ref = 1;
+    fcache_smc_insert(fc, hash, idx);
+    if (fc->emc)
+        fcache_emc_maybe_insert(fc, key, hash, idx);
+    return acts;
+}
+
+/* One chunk of at most PKT_BATCH_MAX packets through the stages. */
+static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
+                                const uint32_t *hashes, unsigned n,
+                                const struct action_list **out)
+{
+    struct cls_flows *f = &fc->flows;
+    uint32_t idx[PKT_BATCH_MAX];
+    uint32_t miss = n >= 32 ? UINT32_MAX : (1u << n) - 1;
+
+    fc->st.lookups += n;
+
+    /* EMC */
+    if (fc->emc && miss) {
+        struct emc *e = fc->emc;
+        (void)emc_sweep_step(e, f); /* counted in e->swept */
+        const bool pf = fc->cfg.prefetch;
+        for (unsigned i = 0; pf && i < n && i < FCACHE_EMC_AHEAD; i++)
+            emc_prefetch(e, hashes[i]);
+        uint32_t m = 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (pf && i + FCACHE_EMC_AHEAD < n)
+                emc_prefetch(e, hashes[i + FCACHE_EMC_AHEAD]);
+            if (fc->emc_thr[fcache_port(keys[i].in_port)] &&
+                emc_lookup(e, f, &keys[i], hashes[i], &idx[i])) {
+                out[i] = fcache_answer(fc, idx[i]);
+                fc->st.emc_hits++;
+            } else {
+                m |= 1u << i;
+                /* The SMC will need this bucket: start fetching it now. */
+                if (pf && fc->smc)
+                    smc_prefetch(fc->smc, hashes[i]);
+            }
+        }
+        miss = m;
+    }
+
+    /* SMC */
+    if (fc->smc && miss) {
+        struct smc *s = fc->smc;
+        (void)smc_sweep_step(s, f); /* counted in s->swept */
+        const bool pf = fc->cfg.prefetch;
+        uint32_t cand[PKT_BATCH_MAX];
+        /* Three passes so the bucket and megaflow misses of the whole batch
+         * overlap: prefetch buckets (the EMC stage did, if it ran), read
+         * signatures and prefetch the candidate megaflows, then confirm. */
+        for (uint32_t b = miss; pf && !fc->emc && b; b &= b - 1)
+            smc_prefetch(s, hashes[__builtin_ctz(b)]);
+        for (uint32_t b = miss; b; b &= b - 1) {
+            unsigned i = (unsigned)__builtin_ctz(b);
+            cand[i] = smc_candidate(s, hashes[i]);
+            if (pf && cand[i] != CLS_IDX_NONE)
+                __builtin_prefetch(cls_flow(f, cand[i]));
+        }
+        uint32_t m = 0;
+        for (uint32_t b = miss; b; b &= b - 1) {
+            unsigned i = (unsigned)__builtin_ctz(b);
+            if (cand[i] != CLS_IDX_NONE && smc_confirm(f, cand[i], &keys[i])) {
+                idx[i] = cand[i];
+                out[i] = fcache_answer(fc, idx[i]);
+                fc->st.smc_hits++;
+                if (fc->emc)
+                    fcache_emc_maybe_insert(fc, &keys[i], hashes[i], idx[i]);
+            } else {
+                m |= 1u << i;
+            }
+        }
+        miss = m;
+    }
+
+    /* Classifier, one in_port at a time (a batch normally has one). */
+    uint32_t todo = miss;
+    miss = 0;
+    while (todo) {
+        uint32_t port = fcache_port(keys[__builtin_ctz(todo)].in_port);
+        uint32_t pmap = 0;
+        for (uint32_t b = todo; b; b &= b - 1) {
+            unsigned i = (unsigned)__builtin_ctz(b);
+            if (fcache_port(keys[i].in_port) == port)
+                pmap |= 1u << i;
+        }
+        todo &= ~pmap;
+        uint32_t hits = 0;
+        if (fc->cls[port])
+            hits = classifier_lookup_batch(fc->cls[port], keys, pmap, idx,
+                                           &fc->st.subtable_lookups,
+                                           &fc->st.subtable_lookups_miss);
+        for (uint32_t b = hits; b; b &= b - 1) {
+            unsigned i = (unsigned)__builtin_ctz(b);
+            out[i] = fcache_answer(fc, idx[i]);
+            fc->st.megaflow_hits++;
+            fcache_smc_insert(fc, hashes[i], idx[i]);
+            if (fc->emc)
+                fcache_emc_maybe_insert(fc, &keys[i], hashes[i], idx[i]);
+        }
+        miss |= pmap & ~hits;
+    }
+
+    /* Upcalls, in batch order. Once one installed a megaflow, a later
+     * packet may match it: look it up again first. */
+    bool installed = false;
+    for (uint32_t b = miss; b; b &= b - 1) {
+        unsigned i = (unsigned)__builtin_ctz(b);
+        if (installed) {
+            struct classifier *c = fc->cls[fcache_port(keys[i].in_port)];
+            if (c && classifier_lookup_batch(c, keys, 1u << i, idx, &fc->st.subtable_lookups,
+                                             &fc->st.subtable_lookups_miss)) {
+                out[i] = fcache_answer(fc, idx[i]);
+                fc->st.megaflow_hits++;
+                fcache_smc_insert(fc, hashes[i], idx[i]);
+                if (fc->emc)
+                    fcache_emc_maybe_insert(fc, &keys[i], hashes[i], idx[i]);
+                continue;
+            }
+        }
+        uint64_t before = fc->st.megaflows_installed;
+        out[i] = fcache_upcall(fc, &keys[i], hashes[i]);
+        installed |= fc->st.megaflows_installed != before;
+    }
+}
+
+void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
+                         const uint32_t *hashes, unsigned n,
+                         const struct action_list **out, uint64_t now)
+{
+    /* The previous call's answers are no longer in use. */
+    fcache_drain_deferred(fc);
+    uint64_t v = rule_table_version(fc->rules);
+    if (v != fc->rules_version) {
+        fcache_revalidate(fc);
+        fc->rules_version = v;
+    }
+    /* Re-rank when the interval has passed (or the clock went back). */
+    if (now >= fc->next_resort || fc->next_resort - now > fc->cfg.resort_interval_ns) {
+        for (unsigned p = 0; p < FCACHE_N_CLS; p++)
+            if (fc->cls[p])
+                classifier_rank(fc->cls[p]);
+        fc->next_resort = now + fc->cfg.resort_interval_ns;
+        fc->st.resorts++;
+    }
+    for (unsigned done = 0; done < n; done += PKT_BATCH_MAX) {
+        unsigned c = n - done < PKT_BATCH_MAX ? n - done : PKT_BATCH_MAX;
+        fcache_lookup_chunk(fc, keys + done, hashes + done, c, out + done);
+    }
+}
+
+void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st)
+{
+    *st = fc->st;
+    st->emc_swept = fc->emc ? fc->emc->swept : 0;
+    st->smc_swept = fc->smc ? fc->smc->swept : 0;
+    st->megaflows = fc->flows.n;
+    st->subtables = 0;
+    st->classifiers = 0;
+    for (unsigned p = 0; p < FCACHE_N_CLS; p++) {
+        if (fc->cls[p]) {
+            st->subtables += fc->cls[p]->n_st;
+            st->classifiers++;
+        }
+    }
+}
+
+void fcache_get_memory(const struct fcache *fc, struct fcache_memory *m)
+{
+    memset(m, 0, sizeof *m);
+    m->emc = fc->emc ? emc_memory(fc->emc) : 0;
+    m->smc = fc->smc ? smc_memory(fc->smc) : 0;
+    m->megaflows = cls_flows_memory(&fc->flows, &m->megaflows_touched);
+    for (unsigned p = 0; p < FCACHE_N_CLS; p++)
+        if (fc->cls[p])
+            m->classifier += sizeof *fc->cls[p] + classifier_memory(fc->cls[p]);
+    m->total = m->emc + m->smc + m->megaflows_touched + m->classifier + sizeof *fc;
+}

@@ -1,0 +1,168 @@
+/* fcache.h: the flow-cache hierarchy of one PMD.
+ *
+ * A lookup goes EMC -> SMC -> megaflow classifier -> upcall (the rule
+ * table), and stops at the first stage that answers:
+ *
+ *   EMC         exact match on the whole key (emc.h)
+ *   SMC         16-bit signature -> megaflow index, confirmed by a masked
+ *               compare (smc.h)
+ *   classifier  tuple-space search, one classifier per in_port
+ *               (classifier.h)
+ *   upcall      rule_table_lookup(); installs a megaflow whose mask is the
+ *               union of the masks of every rule the lookup examined, plus
+ *               in_port exact, so no megaflow can shadow a higher-priority
+ *               rule. A lookup that finds no rule installs a "no rule"
+ *               megaflow too (actions NULL), so repeated misses stay cheap.
+ *
+ * Why any matching megaflow is right: a megaflow built from key K with mask
+ * W = wc(K) answers for every key K' with K' & W == K & W, because the rule
+ * table's decision for K' depends only on the bits of W (the rules it
+ * examines, their outcomes and the winner are the same). So megaflows of
+ * one rule-table version never disagree, and a cache hit on any live
+ * megaflow that matches the key is correct.
+ *
+ * Rule changes: every fcache_lookup_batch() first compares
+ * rule_table_version() with the version the megaflows were built for. On a
+ * change each megaflow is revalidated (cfg.revalidate): the rule table is
+ * consulted for its masked key; the megaflow is kept, with the current
+ * rule's action list, if the fields the new lookup examined are within its
+ * mask, and deleted otherwise. With revalidate off, or when megaflows x
+ * rules exceeds 2^20 (the rule table is a linear list: revalidating 65535
+ * megaflows against 1000 rules would stall the PMD for most of a second),
+ * every megaflow is flushed instead and re-learned by upcalls. EMC entries refer to megaflows by (slot, generation) and SMC
+ * entries are confirmed by a masked compare against a live megaflow, so a
+ * deleted megaflow is never used again: no packet is ever forwarded by a
+ * stale entry. Dead EMC and SMC entries are swept incrementally (one EMC
+ * entry and one SMC bucket per call, plus any dead EMC entry a probe
+ * meets).
+ *
+ * Counters: every packet is answered by exactly one stage, so
+ *   lookups == emc_hits + smc_hits + megaflow_hits + upcalls.
+ * "Misses" of a stage are the packets that went past it: EMC misses =
+ * lookups - emc_hits, SMC misses = EMC misses - smc_hits, classifier misses
+ * = upcalls. Packets of one batch answered by a megaflow that an earlier
+ * packet of the same batch installed count as megaflow hits.
+ *
+ * Everything is per PMD and single-threaded; the hit path never allocates.
+ */
+#ifndef FS_FCACHE_H
+#define FS_FCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "actions.h"
+#include "flow.h"
+#include "rules.h"
+
+#define FCACHE_MAX_PORTS 64 /* == CONFIG_MAX_PORTS */
+
+struct fcache_cfg {
+    /* EMC */
+    uint32_t emc_entries;         /* power of two, 1..2^24; default 8192 */
+    unsigned emc_ways;            /* 1 or 2; default 2 */
+    uint32_t emc_insert_inv_prob; /* insert 1 in N: 0 = EMC off, 1 = always;
+                                   * default 100 */
+    int64_t emc_port_inv_prob[FCACHE_MAX_PORTS]; /* per in_port override of
+                                   * emc_insert_inv_prob, -1 = use it
+                                   * (default); ports >= FCACHE_MAX_PORTS use
+                                   * the global value. 0 turns the EMC off
+                                   * for that port (no inserts, no probes). */
+    unsigned emc_max_key_len;     /* bytes, 0..136: longer keys are not
+                                   * cached. Default 136 (every key; see
+                                   * emc.h for "length"). */
+    /* SMC */
+    bool smc_enabled;             /* default true */
+    uint32_t smc_entries;         /* power of two, 4..2^26; default 2^20 */
+    /* Megaflows */
+    uint32_t megaflow_max;        /* 1..2^22; default 65535 (all SMC-addressable);
+                                   * on overflow one is evicted (CLOCK) */
+    uint64_t resort_interval_ns;  /* subtable re-ranking period of datapath
+                                   * time; default 1 s; 0 = every call */
+    bool revalidate;              /* on a rule change: revalidate (true,
+                                   * default) or flush every megaflow */
+    uint64_t seed;                /* PRNG seed (EMC insertion, SMC victim);
+                                   * default 0 */
+    bool prefetch;                /* prefetch the batch's EMC, SMC, megaflow
+                                   * and subtable lines ahead of use; default
+                                   * true (bench/bench_flowcache.c measures
+                                   * both) */
+};
+
+struct fcache_stats {
+    uint64_t lookups;          /* packets passed to fcache_lookup_batch() */
+    uint64_t emc_hits;
+    uint64_t smc_hits;
+    uint64_t megaflow_hits;    /* classifier hits */
+    uint64_t upcalls;          /* rule-table lookups (classifier misses) */
+    uint64_t upcall_misses;    /* upcalls that found no rule (subset) */
+    uint64_t no_rule;          /* packets answered NULL, at any stage */
+    uint64_t subtable_lookups; /* subtables probed by megaflow hits (sum) */
+    uint64_t subtable_lookups_miss; /* subtables probed by classifier misses */
+    uint64_t megaflows_installed;
+    uint64_t megaflows_evicted;     /* to make room, megaflow_max reached */
+    uint64_t megaflows_flushed;     /* deleted by a rule change */
+    uint64_t megaflows_revalidated; /* kept across a rule change */
+    uint64_t megaflow_install_failed; /* out of memory: packet still answered */
+    uint64_t rule_changes;     /* rule-table version changes seen */
+    uint64_t revalidate_over_budget; /* changes flushed instead: megaflows x
+                                      * rules above 2^20 rule examinations */
+    uint64_t emc_inserts;
+    uint64_t emc_insert_too_long; /* chosen for insertion, key too long */
+    uint64_t smc_inserts;
+    uint64_t smc_insert_unaddressable; /* megaflow slot >= 65535 */
+    uint64_t emc_swept;        /* dead EMC entries cleared */
+    uint64_t smc_swept;        /* dead SMC ways cleared */
+    uint64_t resorts;          /* subtable re-rankings */
+    /* Gauges */
+    uint32_t megaflows;        /* live megaflows */
+    uint32_t subtables;        /* over every in_port classifier */
+    uint32_t classifiers;      /* in_ports with a classifier */
+};
+
+/* Bytes per PMD. */
+struct fcache_memory {
+    size_t emc;             /* meta + keys */
+    size_t smc;             /* buckets */
+    size_t megaflows;       /* megaflow table capacity (virtual) */
+    size_t megaflows_touched; /* of which ever used */
+    size_t classifier;      /* subtables and their hash tables */
+    size_t total;           /* emc + smc + megaflows_touched + classifier + fcache */
+};
+
+struct fcache;
+
+void fcache_cfg_default(struct fcache_cfg *cfg);
+
+/* Checks every field; returns 0, or -1 with a one-line reason in err, e.g.
+ * "emc-entries must be a power of two between 1 and 16777216". */
+int fcache_cfg_validate(const struct fcache_cfg *cfg, char *err, size_t errlen);
+
+/* The caches of one PMD over 'rules' (which must outlive it, or be replaced
+ * with fcache_set_rules()). NULL on an invalid cfg or allocation failure. */
+struct fcache *fcache_create(const struct fcache_cfg *cfg, const struct rule_table *rules);
+
+void fcache_destroy(struct fcache *fc);
+
+/* Points the caches at another rule table and flushes everything. */
+void fcache_set_rules(struct fcache *fc, const struct rule_table *rules);
+
+/* Deletes every megaflow and empties the EMC and SMC. */
+void fcache_flush(struct fcache *fc);
+
+/* Looks up n keys (normally <= PKT_BATCH_MAX; more are done in chunks),
+ * hashes[i] = flow_hash(&keys[i], 0).
+ * out[i] = the action list of the rule the rule table would choose for
+ * keys[i], or NULL if no rule matches. The lists stay valid until the next
+ * call on fc (or its destruction). 'now' is the PMD clock (ns), for
+ * re-ranking subtables. Results are per packet, in batch order. */
+void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
+                         const uint32_t *hashes, unsigned n,
+                         const struct action_list **out, uint64_t now);
+
+void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st);
+
+void fcache_get_memory(const struct fcache *fc, struct fcache_memory *m);
+
+#endif
