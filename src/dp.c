@@ -10,19 +10,7 @@
 #include "actions.h"
 #include "flow.h"
 #include "parse.h"
-
-static void dp_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void dp_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
+#include "util.h"
 
 /* Parses cfg's rules into t (which is cleared first). */
 static int dp_load_rules(struct rule_table *t, const struct config *cfg, char *err,
@@ -34,7 +22,7 @@ static int dp_load_rules(struct rule_table *t, const struct config *cfg, char *e
         char why[256];
         if (rule_parse(cfg->rules[i].text, config_rule_port_lookup, (void *)cfg, &r,
                        why, sizeof why)) {
-            dp_err(err, errlen, "%s:%d: rule: %s", cfg->path, cfg->rules[i].line, why);
+            fs_errf(err, errlen, "%s:%d: rule: %s", cfg->path, cfg->rules[i].line, why);
             rule_table_clear(t);
             return -1;
         }
@@ -68,7 +56,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
 {
     struct dp *dp = calloc(1, sizeof *dp);
     if (!dp) {
-        dp_err(err, errlen, "out of memory");
+        fs_errf(err, errlen, "out of memory");
         return -1;
     }
     dp->knobs = cfg->knobs;
@@ -78,7 +66,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
     dp->rules = rule_table_create();
     if (!dp->rules) {
         free(dp);
-        dp_err(err, errlen, "out of memory");
+        fs_errf(err, errlen, "out of memory");
         return -1;
     }
     for (size_t i = 0; i < cfg->n_ports; i++) {
@@ -104,7 +92,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
             }
             if (rc == 0)
                 continue;
-            dp_err(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
+            fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
             dp_destroy(dp);
             return -1;
         }
@@ -118,7 +106,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
         };
         p->dev = netdev_open(cp->name, cp->type, &args, why, sizeof why);
         if (!p->dev) {
-            dp_err(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
+            fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
             dp_destroy(dp);
             return -1;
         }
@@ -132,7 +120,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
     char why[256];
     dp_fcache_cfg(dp, &fcc);
     if (fcache_cfg_validate(&fcc, why, sizeof why)) {
-        dp_err(err, errlen, "%s: [datapath]: %s", cfg->path, why);
+        fs_errf(err, errlen, "%s: [datapath]: %s", cfg->path, why);
         dp_destroy(dp);
         return -1;
     }
@@ -517,7 +505,7 @@ int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
     /* Validate into a scratch table first so a bad file changes nothing. */
     struct rule_table *scratch = rule_table_create();
     if (!scratch) {
-        dp_err(err, errlen, "out of memory");
+        fs_errf(err, errlen, "out of memory");
         return -1;
     }
     int rc = dp_load_rules(scratch, cfg, err, errlen);
@@ -544,7 +532,7 @@ int dp_apply_change(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
             char why[256];
             if (rule_parse(l[k].text, config_rule_port_lookup, (void *)dp->cfg, &r, why,
                            sizeof why)) {
-                dp_err(err, errlen, "%s:%d: %s", dp->cfg_path, l[k].line, why);
+                fs_errf(err, errlen, "%s:%d: %s", dp->cfg_path, l[k].line, why);
                 return -1;
             }
             r->line = l[k].line;

@@ -13,6 +13,7 @@
 #include "dp.h"
 #include "netdev.h"
 #include "pmd.h"
+#include "util.h"
 
 /* Exit codes. */
 #define FS_EXIT_OK 0
@@ -49,24 +50,6 @@ static void register_backends(void)
 {
     netdev_dummy_register();
     netdev_pcap_register();
-}
-
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -ENAMETOOLONG;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) && errno != EEXIST)
-        return -errno;
-    return 0;
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -107,7 +90,7 @@ static int cmd_replay(int argc, char **argv)
     }
     const char *path = argv[optind];
     if (out_dir) {
-        int rc = mkdir_p(out_dir);
+        int rc = fs_mkdir_p(out_dir);
         if (rc) {
             fprintf(stderr, "flowswitch: %s: %s\n", out_dir, strerror(-rc));
             return FS_EXIT_USAGE;

@@ -1,5 +1,6 @@
 /* netdev.c: the backend registry, port open/close, option helpers. */
 #include "netdev.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -53,19 +54,6 @@ void netdev_types(char *buf, size_t size)
     }
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 struct netdev *netdev_open(const char *name, const char *type,
                            const struct netdev_args *args, char *err,
                            size_t errlen)
@@ -74,11 +62,11 @@ struct netdev *netdev_open(const char *name, const char *type,
     if (!class) {
         char types[256];
         netdev_types(types, sizeof types);
-        set_err(err, errlen, "unknown port type '%s' (known: %s)", type, types);
+        fs_errf(err, errlen, "unknown port type '%s' (known: %s)", type, types);
         return NULL;
     }
     if (strlen(name) >= NETDEV_NAME_MAX) {
-        set_err(err, errlen, "port name '%s' longer than %d characters", name,
+        fs_errf(err, errlen, "port name '%s' longer than %d characters", name,
                 NETDEV_NAME_MAX - 1);
         return NULL;
     }
@@ -87,7 +75,7 @@ struct netdev *netdev_open(const char *name, const char *type,
     if (!dev || (class->priv_size && !priv)) {
         free(dev);
         free(priv);
-        set_err(err, errlen, "out of memory");
+        fs_errf(err, errlen, "out of memory");
         return NULL;
     }
     dev->class = class;
@@ -98,7 +86,7 @@ struct netdev *netdev_open(const char *name, const char *type,
     int rc = class->open(dev, args, err, errlen);
     if (rc) {
         if (err && errlen && !err[0])
-            set_err(err, errlen, "%s", strerror(rc < 0 ? -rc : rc));
+            fs_errf(err, errlen, "%s", strerror(rc < 0 ? -rc : rc));
         free(priv);
         free(dev);
         return NULL;
@@ -167,7 +155,7 @@ int netdev_opt_uint(const struct netdev_args *args, const char *key,
     errno = 0;
     unsigned long x = strtoul(v, &end, 0);
     if (!*v || *end || errno || v[0] == '-' || x < min || x > max) {
-        set_err(err, errlen, "option '%s': '%s' is not an integer in %lu..%lu",
+        fs_errf(err, errlen, "option '%s': '%s' is not an integer in %lu..%lu",
                 key, v, min, max);
         return -1;
     }
@@ -193,7 +181,7 @@ int netdev_opt_bool(const struct netdev_args *args, const char *key, bool *out,
             return 0;
         }
     }
-    set_err(err, errlen, "option '%s': '%s' is not a boolean (true/false)", key, v);
+    fs_errf(err, errlen, "option '%s': '%s' is not a boolean (true/false)", key, v);
     return -1;
 }
 
@@ -217,7 +205,7 @@ int netdev_opt_check(const struct netdev_args *args, const char *const *known,
                     break;
                 used += (size_t)n;
             }
-            set_err(err, errlen, "unknown option '%s' (known: %s)", k, list);
+            fs_errf(err, errlen, "unknown option '%s' (known: %s)", k, list);
             return -1;
         }
     }
@@ -263,7 +251,7 @@ int netdev_caps_parse(const char *s, struct netdev_caps *caps, char *err,
             break;
         size_t n = strcspn(p, ", \t");
         if (n >= sizeof word) {
-            set_err(err, errlen, "unknown capability '%.*s'", (int)n, p);
+            fs_errf(err, errlen, "unknown capability '%.*s'", (int)n, p);
             return -1;
         }
         memcpy(word, p, n);
@@ -276,7 +264,7 @@ int netdev_caps_parse(const char *s, struct netdev_caps *caps, char *err,
             if (!strcmp(word, netdev_cap_names[i].name))
                 break;
         if (i == N_CAP_NAMES) {
-            set_err(err, errlen,
+            fs_errf(err, errlen,
                     "unknown capability '%s' (known: tx-ip-csum, tx-l4-csum, "
                     "tx-outer-ip-csum, tx-outer-udp-csum, guest-csum, rx-csum, "
                     "rx-ip-csum, rx-l4-csum, none)", word);

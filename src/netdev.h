@@ -12,6 +12,7 @@
 
 #include "offload.h"
 #include "packet.h"
+#include "util.h"
 
 #define NETDEV_NAME_MAX 32
 #define NETDEV_MAX_QUEUES 64

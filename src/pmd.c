@@ -22,21 +22,9 @@
 #endif
 
 #include "offload.h"
+#include "util.h"
 
 #define PMD_PUBLISH_NS (100 * 1000 * 1000ull)
-
-static void pmd_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void pmd_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 uint64_t pmd_cycles(void)
 {
@@ -217,12 +205,12 @@ int pmd_config_parse_cores(struct pmd_config *c, const char *s, char *err,
         }
         for (long x = a; x <= b; x++) {
             if (n >= PMD_MAX) {
-                pmd_err(err, errlen, "pmd-cores '%s': more than %d cores", s, PMD_MAX);
+                fs_errf(err, errlen, "pmd-cores '%s': more than %d cores", s, PMD_MAX);
                 return -1;
             }
             for (unsigned k = 0; k < n; k++)
                 if (c->cores[k] == (int)x) {
-                    pmd_err(err, errlen, "pmd-cores '%s': core %ld twice", s, x);
+                    fs_errf(err, errlen, "pmd-cores '%s': core %ld twice", s, x);
                     return -1;
                 }
             c->cores[n++] = (int)x;
@@ -238,7 +226,7 @@ int pmd_config_parse_cores(struct pmd_config *c, const char *s, char *err,
     c->n_pmds = n;
     return 0;
 bad:
-    pmd_err(err, errlen, "pmd-cores '%s': expected a CPU list like 1,2 or 1-3", s);
+    fs_errf(err, errlen, "pmd-cores '%s': expected a CPU list like 1,2 or 1-3", s);
     return -1;
 }
 
@@ -247,7 +235,7 @@ int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
 {
     char buf[1024];
     if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) {
-        pmd_err(err, errlen, "pmd-rxq-affinity: too long");
+        fs_errf(err, errlen, "pmd-rxq-affinity: too long");
         return -1;
     }
     char *save = NULL;
@@ -255,7 +243,7 @@ int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
         char *c1 = strchr(tok, ':');
         char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c1 || !c2) {
-            pmd_err(err, errlen, "pmd-rxq-affinity '%s': expected PORT:QUEUE:PMD", tok);
+            fs_errf(err, errlen, "pmd-rxq-affinity '%s': expected PORT:QUEUE:PMD", tok);
             return -1;
         }
         *c1 = *c2 = '\0';
@@ -264,20 +252,20 @@ int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
             if (!strcmp(dp->ports[i].name, tok))
                 port = (int)i;
         if (port < 0) {
-            pmd_err(err, errlen, "pmd-rxq-affinity: unknown port '%s'", tok);
+            fs_errf(err, errlen, "pmd-rxq-affinity: unknown port '%s'", tok);
             return -1;
         }
         char *end;
         long q = strtol(c1 + 1, &end, 10);
         unsigned nq = dp->ports[port].dev ? dp->ports[port].dev->class->n_rxq(dp->ports[port].dev) : 0;
         if (end == c1 + 1 || *end || q < 0 || (unsigned long)q >= nq) {
-            pmd_err(err, errlen, "pmd-rxq-affinity: port %s has no rx queue '%s'", tok,
+            fs_errf(err, errlen, "pmd-rxq-affinity: port %s has no rx queue '%s'", tok,
                     c1 + 1);
             return -1;
         }
         long core = strtol(c2 + 1, &end, 10);
         if (end == c2 + 1 || *end || core < 0) {
-            pmd_err(err, errlen, "pmd-rxq-affinity: bad PMD '%s'", c2 + 1);
+            fs_errf(err, errlen, "pmd-rxq-affinity: bad PMD '%s'", c2 + 1);
             return -1;
         }
         int pmd = -1;
@@ -286,12 +274,12 @@ int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
             if (pinned ? c->cores[i] == (int)core : (long)i == core)
                 pmd = (int)i;
         if (pmd < 0) {
-            pmd_err(err, errlen, "pmd-rxq-affinity: %s %ld is not a PMD",
+            fs_errf(err, errlen, "pmd-rxq-affinity: %s %ld is not a PMD",
                     pinned ? "core" : "PMD index", core);
             return -1;
         }
         if (c->n_affinity >= PMD_MAX_AFFINITY) {
-            pmd_err(err, errlen, "pmd-rxq-affinity: more than %d entries", PMD_MAX_AFFINITY);
+            fs_errf(err, errlen, "pmd-rxq-affinity: more than %d entries", PMD_MAX_AFFINITY);
             return -1;
         }
         c->affinity[c->n_affinity].port = (uint16_t)port;
@@ -340,7 +328,7 @@ static int pmd_assign(struct pmd_runtime *rt, char *err, size_t errlen)
                 } while (n_free && isolated[target]);
             }
             if (dp_pmd_add_rxq(rt->dpps[target], (uint16_t)p, (uint16_t)q)) {
-                pmd_err(err, errlen, "pmd %u: cannot add rx queue %u of port %s", target,
+                fs_errf(err, errlen, "pmd %u: cannot add rx queue %u of port %s", target,
                         q, dp->ports[p].name);
                 return -1;
             }
@@ -353,7 +341,7 @@ static int pmd_assign(struct pmd_runtime *rt, char *err, size_t errlen)
         if (shared) {
             struct pmd_txlock *l = calloc(1, sizeof *l);
             if (!l) {
-                pmd_err(err, errlen, "out of memory");
+                fs_errf(err, errlen, "out of memory");
                 return -1;
             }
             l->real = dev;
@@ -377,12 +365,12 @@ int pmd_runtime_create(struct dp *dp, const struct pmd_config *cfg,
                        struct pmd_runtime **out, char *err, size_t errlen)
 {
     if (cfg->n_pmds == 0 || cfg->n_pmds > PMD_MAX) {
-        pmd_err(err, errlen, "number of PMDs must be 1..%d", PMD_MAX);
+        fs_errf(err, errlen, "number of PMDs must be 1..%d", PMD_MAX);
         return -1;
     }
     struct pmd_runtime *rt = calloc(1, sizeof *rt);
     if (!rt) {
-        pmd_err(err, errlen, "out of memory");
+        fs_errf(err, errlen, "out of memory");
         return -1;
     }
     rt->dp = dp;
@@ -392,7 +380,7 @@ int pmd_runtime_create(struct dp *dp, const struct pmd_config *cfg,
         struct dp_pmd *dpp = t ? dp_pmd_create(dp) : NULL;
         if (!dpp) {
             pmd_aligned_free(t);
-            pmd_err(err, errlen, "out of memory");
+            fs_errf(err, errlen, "out of memory");
             pmd_runtime_destroy(rt);
             return -1;
         }
@@ -549,7 +537,7 @@ int pmd_runtime_start(struct pmd_runtime *rt, char *err, size_t errlen)
         }
         int rc = pthread_create(&t->cold.tid, NULL, pmd_main, t);
         if (rc) {
-            pmd_err(err, errlen, "pmd %u: cannot create thread: %s", i, strerror(rc));
+            fs_errf(err, errlen, "pmd %u: cannot create thread: %s", i, strerror(rc));
             pmd_runtime_stop(rt);
             return -1;
         }

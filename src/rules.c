@@ -9,6 +9,7 @@
  * sequence (ascending); a lookup is a linear scan. Caches sit in front of
  * it, so clarity wins over speed here, but a lookup never allocates. */
 #include "rules.h"
+#include "util.h"
 
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -31,19 +32,6 @@
 
 /* ------------------------------------------------------------------------ */
 /* Errors and small value parsers                                           */
-
-static void rule_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void rule_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static bool is_delim(char c)
 {
@@ -355,7 +343,7 @@ static int rp_set_dl_type(struct rule_parser *p, uint16_t v, const char *by)
 {
     struct rule *r = p->r;
     if (p->dl_type_by && r->match.dl_type != v) {
-        rule_err(p->err, p->errlen, "'%s' conflicts with '%s'", by, p->dl_type_by);
+        fs_errf(p->err, p->errlen, "'%s' conflicts with '%s'", by, p->dl_type_by);
         return -1;
     }
     if (!p->dl_type_by)
@@ -369,7 +357,7 @@ static int rp_set_nw_proto(struct rule_parser *p, uint8_t v, const char *by)
 {
     struct rule *r = p->r;
     if (p->nw_proto_by && r->match.nw_proto != v) {
-        rule_err(p->err, p->errlen, "'%s' conflicts with '%s'", by, p->nw_proto_by);
+        fs_errf(p->err, p->errlen, "'%s' conflicts with '%s'", by, p->nw_proto_by);
         return -1;
     }
     if (!p->nw_proto_by)
@@ -388,7 +376,7 @@ static int rp_port(struct rule_parser *p, const char *name, uint64_t max, uint64
     else if (parse_uint(name, max, &n) && strncmp(name, "0x", 2))
         port = (long)n;
     if (port < 0 || (uint64_t)port > max) {
-        rule_err(p->err, p->errlen, "unknown port '%s'", name);
+        fs_errf(p->err, p->errlen, "unknown port '%s'", name);
         return -1;
     }
     *out = (uint64_t)port;
@@ -539,7 +527,7 @@ static int rp_field(struct rule_parser *p, const struct rule_field *f, const cha
         break;
     }
     if (!ok) {
-        rule_err(p->err, p->errlen, "bad value '%s' for field '%s'", value, f->name);
+        fs_errf(p->err, p->errlen, "bad value '%s' for field '%s'", value, f->name);
         return -1;
     }
     return 0;
@@ -559,7 +547,7 @@ static int rp_token(struct rule_parser *p, char *tok)
         if (strcmp(tok, rule_protos[i].name))
             continue;
         if (value) {
-            rule_err(p->err, p->errlen, "'%s' takes no value", tok);
+            fs_errf(p->err, p->errlen, "'%s' takes no value", tok);
             return -1;
         }
         if (rp_set_dl_type(p, rule_protos[i].dl_type, rule_protos[i].name))
@@ -575,20 +563,20 @@ static int rp_token(struct rule_parser *p, char *tok)
         if (!strcmp(tok, rule_fields[i].name))
             f = &rule_fields[i];
     if (!f) {
-        rule_err(p->err, p->errlen, "unknown field '%s'", tok);
+        fs_errf(p->err, p->errlen, "unknown field '%s'", tok);
         return -1;
     }
     if (!value) {
-        rule_err(p->err, p->errlen, "field '%s' needs a value", tok);
+        fs_errf(p->err, p->errlen, "field '%s' needs a value", tok);
         return -1;
     }
 
     const char *prev = p->slot_by[f->slot];
     if (prev) {
         if (!strcmp(prev, f->name))
-            rule_err(p->err, p->errlen, "duplicate field '%s'", f->name);
+            fs_errf(p->err, p->errlen, "duplicate field '%s'", f->name);
         else
-            rule_err(p->err, p->errlen, "'%s' conflicts with '%s'", f->name, prev);
+            fs_errf(p->err, p->errlen, "'%s' conflicts with '%s'", f->name, prev);
         return -1;
     }
     /* vlan_tci writes the whole TCI that dl_vlan and dl_vlan_pcp share. */
@@ -598,7 +586,7 @@ static int rp_token(struct rule_parser *p, char *tok)
         for (size_t i = 0; i < 3; i++) {
             const char *other = p->slot_by[vlan_slots[i]];
             if (other && (f->slot == SLOT_VLAN_TCI || vlan_slots[i] == SLOT_VLAN_TCI)) {
-                rule_err(p->err, p->errlen, "'%s' conflicts with '%s'", f->name, other);
+                fs_errf(p->err, p->errlen, "'%s' conflicts with '%s'", f->name, other);
                 return -1;
             }
         }
@@ -634,7 +622,7 @@ static int rp_prereqs(struct rule_parser *p)
     bool arp = rp_dl_type_is(r, ETH_TYPE_ARP);
 
     if (p->vlan_none && p->slot_by[SLOT_DL_VLAN_PCP]) {
-        rule_err(p->err, p->errlen, "'dl_vlan_pcp' conflicts with 'dl_vlan=0xffff' (no tag)");
+        fs_errf(p->err, p->errlen, "'dl_vlan_pcp' conflicts with 'dl_vlan=0xffff' (no tag)");
         return -1;
     }
     for (size_t i = 0; i < p->n_used; i++) {
@@ -677,7 +665,7 @@ static int rp_prereqs(struct rule_parser *p)
             break;
         }
         if (need) {
-            rule_err(p->err, p->errlen, "%s requires %s", f->name, need);
+            fs_errf(p->err, p->errlen, "%s requires %s", f->name, need);
             return -1;
         }
     }
@@ -732,15 +720,15 @@ static int rp_action(struct rule_parser *p, char *tok, struct action *a)
         if (!strcmp(tok, rule_actions[i].name))
             break;
     if (i == N_RULE_ACTIONS) {
-        rule_err(p->err, p->errlen, "unknown action '%s'", tok);
+        fs_errf(p->err, p->errlen, "unknown action '%s'", tok);
         return -1;
     }
     if (rule_actions[i].arg == AA_NONE && arg) {
-        rule_err(p->err, p->errlen, "action '%s' takes no argument", tok);
+        fs_errf(p->err, p->errlen, "action '%s' takes no argument", tok);
         return -1;
     }
     if (rule_actions[i].arg != AA_NONE && !arg) {
-        rule_err(p->err, p->errlen, "action '%s' needs an argument", tok);
+        fs_errf(p->err, p->errlen, "action '%s' needs an argument", tok);
         return -1;
     }
 
@@ -788,7 +776,7 @@ static int rp_action(struct rule_parser *p, char *tok, struct action *a)
         break;
     }
     if (!ok) {
-        rule_err(p->err, p->errlen, "bad value '%s' for action '%s'", arg, tok);
+        fs_errf(p->err, p->errlen, "bad value '%s' for action '%s'", arg, tok);
         return -1;
     }
 
@@ -811,7 +799,7 @@ static int rp_action(struct rule_parser *p, char *tok, struct action *a)
         break;
     }
     if (need) {
-        rule_err(p->err, p->errlen, "%s requires %s", tok, need);
+        fs_errf(p->err, p->errlen, "%s requires %s", tok, need);
         return -1;
     }
     return 0;
@@ -837,18 +825,18 @@ static int rp_actions(struct rule_parser *p, char *s)
 
         if (!strcmp(tok, "drop")) {
             if (n) {
-                rule_err(p->err, p->errlen, "'drop' must be the only action");
+                fs_errf(p->err, p->errlen, "'drop' must be the only action");
                 return -1;
             }
             drop = true;
             continue;
         }
         if (drop) {
-            rule_err(p->err, p->errlen, "'drop' must be the only action");
+            fs_errf(p->err, p->errlen, "'drop' must be the only action");
             return -1;
         }
         if (n == RULE_MAX_ACTIONS) {
-            rule_err(p->err, p->errlen, "too many actions (max %d)", RULE_MAX_ACTIONS);
+            fs_errf(p->err, p->errlen, "too many actions (max %d)", RULE_MAX_ACTIONS);
             return -1;
         }
         if (rp_action(p, tok, &acts[n]))
@@ -862,7 +850,7 @@ static int rp_actions(struct rule_parser *p, char *s)
         n--;
     p->r->actions = action_list_create(acts, n);
     if (!p->r->actions) {
-        rule_err(p->err, p->errlen, "out of memory");
+        fs_errf(p->err, p->errlen, "out of memory");
         return -1;
     }
     return 0;
@@ -882,7 +870,7 @@ int rule_parse(const char *text, rule_port_lookup_fn *lookup, void *aux,
     char *buf = strdup(text);
     struct rule_parser *p = calloc(1, sizeof *p);
     if (!r || !buf || !p || !(r->text = strdup(text))) {
-        rule_err(err, errlen, "out of memory");
+        fs_errf(err, errlen, "out of memory");
         free(buf);
         free(p);
         rule_free(r);
@@ -915,7 +903,7 @@ int rule_parse(const char *text, rule_port_lookup_fn *lookup, void *aux,
             goto out;
     }
     if (!actions) {
-        rule_err(err, errlen, "missing 'actions='");
+        fs_errf(err, errlen, "missing 'actions='");
         goto out;
     }
     if (rp_prereqs(p))

@@ -39,6 +39,7 @@
 
 #ifdef HAVE_DPDK
 #include "backends/dpdk/netdev-dpdk.h"
+#include "util.h"
 #endif
 
 #define RUN_EXIT_OK 0
@@ -61,24 +62,6 @@ static void run_usage(FILE *out)
             "PMDs (default 1). --pmd-rxq-affinity p0:0:2 polls rx queue 0 of p0 on the\n"
             "PMD of core 2 (or PMD index 2 when unpinned).\n"
             "--idle-sleep-us N sleeps N us in an idle iteration (default 0: busy poll).\n");
-}
-
-static int run_mkdir_p(const char *path)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -ENAMETOOLONG;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) && errno != EEXIST)
-        return -errno;
-    return 0;
 }
 
 static int run_parse_secs(const char *s, double *out)
@@ -284,7 +267,7 @@ int fs_cmd_run(int argc, char **argv)
     }
 #endif
     if (o.out_dir) {
-        int rc = run_mkdir_p(o.out_dir);
+        int rc = fs_mkdir_p(o.out_dir);
         if (rc) {
             fprintf(stderr, "flowswitch: %s: %s\n", o.out_dir, strerror(-rc));
             return RUN_EXIT_USAGE;

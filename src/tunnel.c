@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "csum.h"
+#include "util.h"
 
 static inline uint16_t rd16(const uint8_t *p)
 {
@@ -46,17 +47,6 @@ static const char *const tnl_pop_names[TNL_POP_N] = {
 const char *tnl_pop_result_name(enum tnl_pop_result r)
 {
     return (unsigned)r < TNL_POP_N ? tnl_pop_names[r] : "unknown";
-}
-
-static void tnl_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void tnl_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 /* An IPv4 or IPv6 address; *v6 tells which. */
@@ -100,14 +90,14 @@ int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
                          "next-hop-mac"};
     for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
         if (!netdev_opt_get(args, req[i])) {
-            tnl_err(err, errlen, "vxlan port needs option '%s'", req[i]);
+            fs_errf(err, errlen, "vxlan port needs option '%s'", req[i]);
             return -1;
         }
     }
     const char *u = netdev_opt_get(args, "underlay");
     int up = port_lookup(aux, u);
     if (up < 0 || up >= max_port) {
-        tnl_err(err, errlen, "option 'underlay': '%s' is not a device port defined before "
+        fs_errf(err, errlen, "option 'underlay': '%s' is not a device port defined before "
                              "this one", u);
         return -1;
     }
@@ -115,15 +105,15 @@ int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
     bool v6l, v6r;
     const char *l = netdev_opt_get(args, "local-ip"), *r = netdev_opt_get(args, "remote-ip");
     if (!tnl_parse_ip(l, t->local_ip, &v6l)) {
-        tnl_err(err, errlen, "option 'local-ip': '%s' is not an IPv4 or IPv6 address", l);
+        fs_errf(err, errlen, "option 'local-ip': '%s' is not an IPv4 or IPv6 address", l);
         return -1;
     }
     if (!tnl_parse_ip(r, t->remote_ip, &v6r)) {
-        tnl_err(err, errlen, "option 'remote-ip': '%s' is not an IPv4 or IPv6 address", r);
+        fs_errf(err, errlen, "option 'remote-ip': '%s' is not an IPv4 or IPv6 address", r);
         return -1;
     }
     if (v6l != v6r) {
-        tnl_err(err, errlen, "options 'local-ip' and 'remote-ip' are of different families");
+        fs_errf(err, errlen, "options 'local-ip' and 'remote-ip' are of different families");
         return -1;
     }
     t->ipv6 = v6l;
@@ -151,11 +141,11 @@ int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
         return -1;
     const char *sm = netdev_opt_get(args, "src-mac"), *dm = netdev_opt_get(args, "next-hop-mac");
     if (!tnl_parse_mac(sm, t->src_mac)) {
-        tnl_err(err, errlen, "option 'src-mac': '%s' is not a MAC address", sm);
+        fs_errf(err, errlen, "option 'src-mac': '%s' is not a MAC address", sm);
         return -1;
     }
     if (!tnl_parse_mac(dm, t->dst_mac)) {
-        tnl_err(err, errlen, "option 'next-hop-mac': '%s' is not a MAC address", dm);
+        fs_errf(err, errlen, "option 'next-hop-mac': '%s' is not a MAC address", dm);
         return -1;
     }
     return 0;

@@ -77,19 +77,6 @@ struct dpdkdev_port {
     struct dpdkdev_qstats txs[NETDEV_MAX_QUEUES];
 };
 
-static void dpdkdev_set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void dpdkdev_set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static struct dpdkdev_port *dpdkdev_priv(const struct netdev *dev)
 {
     return dev->priv;
@@ -102,7 +89,7 @@ int netdev_dpdk_init(int argc, char **argv, char *err, size_t errlen)
     /* rte_eal_init permutes argv: give it a copy of the pointers. */
     char **copy = calloc((size_t)argc + 1, sizeof *copy);
     if (!copy) {
-        dpdkdev_set_err(err, errlen, "out of memory");
+        fs_errf(err, errlen, "out of memory");
         return -1;
     }
     for (int i = 0; i < argc; i++)
@@ -110,7 +97,7 @@ int netdev_dpdk_init(int argc, char **argv, char *err, size_t errlen)
     int rc = rte_eal_init(argc, copy);
     free(copy);
     if (rc < 0) {
-        dpdkdev_set_err(err, errlen, "EAL initialisation failed: %s",
+        fs_errf(err, errlen, "EAL initialisation failed: %s",
                         rte_strerror(rte_errno));
         return -1;
     }
@@ -334,7 +321,7 @@ static int dpdkdev_attach(struct dpdkdev_port *dp, const char *devargs, char *er
     char name[RTE_ETH_NAME_MAX_LEN];
     size_t n = strcspn(devargs, ",");
     if (n == 0 || n >= sizeof name) {
-        dpdkdev_set_err(err, errlen, "devargs '%s': bad device name", devargs);
+        fs_errf(err, errlen, "devargs '%s': bad device name", devargs);
         return -1;
     }
     memcpy(name, devargs, n);
@@ -353,17 +340,17 @@ static int dpdkdev_attach(struct dpdkdev_port *dp, const char *devargs, char *er
     else
         w = snprintf(full, sizeof full, "%s", devargs);
     if (w < 0 || (size_t)w >= sizeof full) {
-        dpdkdev_set_err(err, errlen, "devargs too long");
+        fs_errf(err, errlen, "devargs too long");
         return -1;
     }
     int rc = rte_dev_probe(full);
     if (rc < 0) {
-        dpdkdev_set_err(err, errlen, "devargs '%s': probe failed: %s", devargs,
+        fs_errf(err, errlen, "devargs '%s': probe failed: %s", devargs,
                         rte_strerror(-rc));
         return -1;
     }
     if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
-        dpdkdev_set_err(err, errlen,
+        fs_errf(err, errlen,
                         "devargs '%s': probed, but no ethdev named '%s' appeared",
                         devargs, name);
         return -1;
@@ -382,7 +369,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
         return -1;
     const char *devargs = netdev_opt_get(args, "devargs");
     if (!devargs || !devargs[0]) {
-        dpdkdev_set_err(err, errlen, "missing option 'devargs' (e.g. devargs=net_null0)");
+        fs_errf(err, errlen, "missing option 'devargs' (e.g. devargs=net_null0)");
         return -1;
     }
     unsigned long rxqs = 1, txqs = 1, rxd = DPDKDEV_DEF_DESC, txd = DPDKDEV_DEF_DESC;
@@ -425,7 +412,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
     struct rte_eth_dev_info info;
     int rc = rte_eth_dev_info_get(dp->port_id, &info);
     if (rc) {
-        dpdkdev_set_err(err, errlen, "%s: cannot read device info: %s", dp->devname,
+        fs_errf(err, errlen, "%s: cannot read device info: %s", dp->devname,
                         rte_strerror(-rc));
         goto fail;
     }
@@ -434,7 +421,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
     dp->hw_rx_capa = info.rx_offload_capa;
     dp->hw_tx_capa = info.tx_offload_capa;
     if (rxqs > info.max_rx_queues || txqs > info.max_tx_queues) {
-        dpdkdev_set_err(err, errlen,
+        fs_errf(err, errlen,
                         "%s: rxqs=%lu txqs=%lu exceed the device's %u rx / %u tx queues",
                         dp->devname, rxqs, txqs, info.max_rx_queues, info.max_tx_queues);
         goto fail;
@@ -467,7 +454,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
 
     rc = rte_eth_dev_configure(dp->port_id, (uint16_t)rxqs, (uint16_t)txqs, &conf);
     if (rc) {
-        dpdkdev_set_err(err, errlen, "%s: configure failed: %s", dp->devname,
+        fs_errf(err, errlen, "%s: configure failed: %s", dp->devname,
                         rte_strerror(-rc));
         goto fail;
     }
@@ -482,7 +469,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
                                        (uint16_t)mbuf_size,
                                        socket < 0 ? (int)SOCKET_ID_ANY : socket);
     if (!dp->pool) {
-        dpdkdev_set_err(err, errlen, "%s: cannot create a pool of %lu mbufs: %s",
+        fs_errf(err, errlen, "%s: cannot create a pool of %lu mbufs: %s",
                         dp->devname, mbufs, rte_strerror(rte_errno));
         goto fail;
     }
@@ -492,7 +479,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
         rc = rte_eth_rx_queue_setup(dp->port_id, (uint16_t)q, nrxd, (unsigned)socket,
                                     &rxc, dp->pool);
         if (rc) {
-            dpdkdev_set_err(err, errlen, "%s: rx queue %u setup failed: %s",
+            fs_errf(err, errlen, "%s: rx queue %u setup failed: %s",
                             dp->devname, q, rte_strerror(-rc));
             goto fail;
         }
@@ -503,7 +490,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
         rc = rte_eth_tx_queue_setup(dp->port_id, (uint16_t)q, ntxd, (unsigned)socket,
                                     &txc);
         if (rc) {
-            dpdkdev_set_err(err, errlen, "%s: tx queue %u setup failed: %s",
+            fs_errf(err, errlen, "%s: tx queue %u setup failed: %s",
                             dp->devname, q, rte_strerror(-rc));
             goto fail;
         }
@@ -521,7 +508,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
     }
     rc = rte_eth_dev_start(dp->port_id);
     if (rc) {
-        dpdkdev_set_err(err, errlen, "%s: start failed: %s", dp->devname,
+        fs_errf(err, errlen, "%s: start failed: %s", dp->devname,
                         rte_strerror(-rc));
         goto fail;
     }

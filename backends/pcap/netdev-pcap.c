@@ -49,19 +49,6 @@ struct pcapdev_port {
     char tx_name[PCAPDEV_PATH_MAX];
 };
 
-static void pcapdev_set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void pcapdev_set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* libpcap often starts a message with the file name: drop that repetition. */
 static const char *pcapdev_strip_name(const char *msg, const char *name)
 {
@@ -126,7 +113,7 @@ static int pcapdev_check_link(pcap_t *p, const char *what, const char *name,
         hint = " for vnet-hdr=true";
     else if (got == PCAPDEV_LINK_USER0)
         hint = " (virtio-net records need vnet-hdr=true)";
-    pcapdev_set_err(
+    fs_errf(
         err, errlen, "%s '%s': link type %d (%s), expected %d (%s)%s", what,
         name, got, pcapdev_link_name(got), want, pcapdev_link_name(want), hint);
     return -1;
@@ -140,7 +127,7 @@ static int pcapdev_open_rx_file(struct pcapdev_port *pp, const char *path,
     pp->rx = pcap_open_offline_with_tstamp_precision(
         path, PCAP_TSTAMP_PRECISION_NANO, ebuf);
     if (!pp->rx) {
-        pcapdev_set_err(err, errlen, "rx pcap '%s': %s", path,
+        fs_errf(err, errlen, "rx pcap '%s': %s", path,
                         pcapdev_strip_name(ebuf, path));
         return -1;
     }
@@ -155,7 +142,7 @@ static pcap_t *pcapdev_open_iface(const char *what, const char *iface,
     ebuf[0] = '\0';
     pcap_t *p = pcap_create(iface, ebuf);
     if (!p) {
-        pcapdev_set_err(err, errlen, "%s '%s': %s", what, iface, ebuf);
+        fs_errf(err, errlen, "%s '%s': %s", what, iface, ebuf);
         return NULL;
     }
     int rc;
@@ -165,17 +152,17 @@ static pcap_t *pcapdev_open_iface(const char *what, const char *iface,
         || (rc = pcap_activate(p)) < 0) {
         const char *status = pcap_statustostr(rc), *detail = pcap_geterr(p);
         if (!detail[0] || !strcmp(detail, status))
-            pcapdev_set_err(err, errlen, "%s '%s': %s", what, iface, status);
+            fs_errf(err, errlen, "%s '%s': %s", what, iface, status);
         else if (rc == PCAP_ERROR)
-            pcapdev_set_err(err, errlen, "%s '%s': %s", what, iface, detail);
+            fs_errf(err, errlen, "%s '%s': %s", what, iface, detail);
         else
-            pcapdev_set_err(err, errlen, "%s '%s': %s: %s", what, iface, status,
+            fs_errf(err, errlen, "%s '%s': %s: %s", what, iface, status,
                             detail);
         pcap_close(p);
         return NULL;
     }
     if (pcap_setnonblock(p, 1, ebuf) != 0) {
-        pcapdev_set_err(err, errlen, "%s '%s': %s", what, iface, ebuf);
+        fs_errf(err, errlen, "%s '%s': %s", what, iface, ebuf);
         pcap_close(p);
         return NULL;
     }
@@ -191,7 +178,7 @@ static int pcapdev_open_rx_iface(struct pcapdev_port *pp, const char *iface,
     pp->rx_live = true;
     /* Inbound only: never see what this (or another) port injects. */
     if (pcap_setdirection(pp->rx, PCAP_D_IN) != 0) {
-        pcapdev_set_err(err, errlen,
+        fs_errf(err, errlen,
                         "rx-iface '%s': cannot capture inbound only: %s", iface,
                         pcap_geterr(pp->rx));
         return -1;
@@ -215,7 +202,7 @@ static int pcapdev_open_tx_iface(struct pcapdev_port *pp, const char *iface,
     struct bpf_insn reject = {.code = BPF_RET | BPF_K, .k = 0};
     struct bpf_program prog = {.bf_len = 1, .bf_insns = &reject};
     if (pcap_setfilter(pp->tx_live, &prog) != 0) {
-        pcapdev_set_err(err, errlen, "tx-iface '%s': %s", iface,
+        fs_errf(err, errlen, "tx-iface '%s': %s", iface,
                         pcap_geterr(pp->tx_live));
         return -1;
     }
@@ -230,24 +217,24 @@ static int pcapdev_open_tx_file(struct pcapdev_port *pp, const char *path,
     pp->tx_dead = pcap_open_dead_with_tstamp_precision(
         link, PCAPDEV_TX_SNAPLEN, PCAP_TSTAMP_PRECISION_MICRO);
     if (!pp->tx_dead) {
-        pcapdev_set_err(err, errlen, "tx pcap '%s': out of memory", path);
+        fs_errf(err, errlen, "tx pcap '%s': out of memory", path);
         return -1;
     }
     pp->dumper = pcap_dump_open(pp->tx_dead, path);
     if (!pp->dumper) {
-        pcapdev_set_err(err, errlen, "tx pcap '%s': %s", path,
+        fs_errf(err, errlen, "tx pcap '%s': %s", path,
                         pcapdev_strip_name(pcap_geterr(pp->tx_dead), path));
         return -1;
     }
     /* The file exists with its header even if nothing is ever sent. */
     if (pcap_dump_flush(pp->dumper) != 0) {
-        pcapdev_set_err(err, errlen, "tx pcap '%s': %s", path, strerror(errno));
+        fs_errf(err, errlen, "tx pcap '%s': %s", path, strerror(errno));
         return -1;
     }
     if (pp->vnet) {
         pp->scratch = malloc(NETDEV_PCAP_VNET_HDR_LEN + PCAPDEV_TX_SNAPLEN);
         if (!pp->scratch) {
-            pcapdev_set_err(err, errlen, "tx pcap '%s': out of memory", path);
+            fs_errf(err, errlen, "tx pcap '%s': out of memory", path);
             return -1;
         }
     }
@@ -260,7 +247,7 @@ static int pcapdev_opt_str(const struct netdev_args *args, const char *key,
 {
     *out = netdev_opt_get(args, key);
     if (*out && !(*out)[0]) {
-        pcapdev_set_err(err, errlen, "option '%s': empty value", key);
+        fs_errf(err, errlen, "option '%s': empty value", key);
         return -1;
     }
     return 0;
@@ -286,22 +273,22 @@ static int pcapdev_open(struct netdev *dev, const struct netdev_args *args,
         || pcapdev_opt_str(args, "tx-iface", &tx_iface, err, errlen))
         return -EINVAL;
     if (rx && rx_iface) {
-        pcapdev_set_err(err, errlen,
+        fs_errf(err, errlen,
                         "options 'rx' and 'rx-iface' are exclusive");
         return -EINVAL;
     }
     if (tx && tx_iface) {
-        pcapdev_set_err(err, errlen,
+        fs_errf(err, errlen,
                         "options 'tx' and 'tx-iface' are exclusive");
         return -EINVAL;
     }
     if (!rx && !rx_iface && !tx && !tx_iface) {
-        pcapdev_set_err(err, errlen,
+        fs_errf(err, errlen,
                         "pcap port needs rx, rx-iface, tx or tx-iface");
         return -EINVAL;
     }
     if (vnet && (rx_iface || tx_iface)) {
-        pcapdev_set_err(err, errlen,
+        fs_errf(err, errlen,
                         "option 'vnet-hdr': applies to pcap files "
                         "only, not to rx-iface/tx-iface");
         return -EINVAL;
@@ -312,7 +299,7 @@ static int pcapdev_open(struct netdev *dev, const struct netdev_args *args,
     if (args->caps_set)
         pp->caps = args->caps;
     if ((pp->caps.flags & NETDEV_TX_GUEST_CSUM) && !vnet) {
-        pcapdev_set_err(err, errlen,
+        fs_errf(err, errlen,
                         "caps 'guest-csum' needs vnet-hdr = true (a guest "
                         "learns of a partial checksum only from the virtio header)");
         return -EINVAL;
@@ -321,7 +308,7 @@ static int pcapdev_open(struct netdev *dev, const struct netdev_args *args,
     int rc = 0;
     if (rx) {
         if (netdev_path(args->base_dir, rx, pp->rx_name, sizeof pp->rx_name)) {
-            pcapdev_set_err(err, errlen, "option 'rx': path too long");
+            fs_errf(err, errlen, "option 'rx': path too long");
             return -ENAMETOOLONG;
         }
         rc = pcapdev_open_rx_file(pp, pp->rx_name, err, errlen);
@@ -331,14 +318,14 @@ static int pcapdev_open(struct netdev *dev, const struct netdev_args *args,
     }
     if (!rc && tx) {
         if (netdev_path(args->out_dir, tx, pp->tx_name, sizeof pp->tx_name)) {
-            pcapdev_set_err(err, errlen, "option 'tx': path too long");
+            fs_errf(err, errlen, "option 'tx': path too long");
             pcapdev_port_cleanup(pp);
             return -ENAMETOOLONG;
         }
         struct stat in, out;
         if (rx && !stat(pp->rx_name, &in) && !stat(pp->tx_name, &out)
             && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
-            pcapdev_set_err(err, errlen,
+            fs_errf(err, errlen,
                             "options 'rx' and 'tx' name the same file '%s'",
                             pp->tx_name);
             pcapdev_port_cleanup(pp);
