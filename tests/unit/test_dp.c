@@ -1,0 +1,361 @@
+/* test_dp.c: the datapath's transmit policy end to end, on dummy ports and
+ * a virtual clock: batching across flows and rx batches, the flush
+ * interval, idle flushes, forced flushes (port removal, rule changes, PMD
+ * destruction) and conservation at every step. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/dummy/netdev-dummy.h"
+#include "config.h"
+#include "dp.h"
+#include "netdev.h"
+#include "packet.h"
+
+#define US 1000ull
+
+struct fx {
+    char dir[64];
+    char path[128];
+    struct config cfg;
+    struct dp *dp;
+    struct dp_pmd *pmd;
+};
+
+/* Writes 'text' as the config and opens the datapath: p0 (rx), p1 and p2
+ * (tx, kept for collection). */
+static void fx_open(struct fx *f, const char *datapath, const char *rules)
+{
+    snprintf(f->dir, sizeof f->dir, "/tmp/fs-test-dp-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof f->path, "%s/dp.ini", f->dir);
+    FILE *c = fopen(f->path, "w");
+    assert_non_null(c);
+    fprintf(c,
+            "[datapath]\n%s\n"
+            "[port p0]\ntype = dummy\n"
+            "[port p1]\ntype = dummy\ntx-keep = true\n"
+            "[port p2]\ntype = dummy\ntx-keep = true\n"
+            "[rules]\n%s\n",
+            datapath, rules);
+    fclose(c);
+    char err[512];
+    if (config_load(f->path, &f->cfg, err, sizeof err))
+        fail_msg("config: %s", err);
+    if (dp_create(&f->cfg, f->dir, &f->dp, err, sizeof err))
+        fail_msg("dp: %s", err);
+    f->pmd = dp_pmd_create(f->dp);
+    assert_non_null(f->pmd);
+}
+
+static void fx_close(struct fx *f)
+{
+    if (f->pmd)
+        dp_pmd_destroy(f->pmd);
+    dp_destroy(f->dp);
+    config_free(&f->cfg);
+    unlink(f->path);
+    rmdir(f->dir);
+}
+
+/* A 64-byte UDP/IPv4 frame of flow 'flow' with the sequence number 'seq'
+ * in its payload, stamped with rx time ts. */
+static struct pkt *mk(unsigned flow, unsigned seq, uint64_t ts)
+{
+    uint8_t b[64] = {0};
+    memcpy(b, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00", 14);
+    uint8_t *ip = b + 14;
+    ip[0] = 0x45;
+    ip[3] = 50;
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12] = 10;
+    ip[15] = 1;
+    ip[16] = 10;
+    ip[19] = 2;
+    uint8_t *udp = ip + 20;
+    udp[0] = (uint8_t)(flow >> 8);
+    udp[1] = (uint8_t)flow;
+    udp[3] = 53;
+    udp[5] = 30;
+    udp[8] = (uint8_t)(seq >> 8);
+    udp[9] = (uint8_t)seq;
+    struct pkt *p = pkt_from_data(b, sizeof b);
+    assert_non_null(p);
+    p->ts = ts;
+    return p;
+}
+
+static unsigned seq_of(const struct pkt *p)
+{
+    return (unsigned)(p->data[42] << 8 | p->data[43]);
+}
+
+static struct netdev *dev(struct fx *f, unsigned port)
+{
+    return f->dp->ports[port].dev;
+}
+
+static void assert_conserved(struct fx *f)
+{
+    struct dp_totals t;
+    dp_totals(f->dp, &f->pmd, 1, &t);
+    assert_int_equal(t.rx + t.copies, t.tx + t.dropped + t.queued);
+}
+
+static unsigned queued(struct fx *f)
+{
+    struct dp_totals t;
+    dp_totals(f->dp, &f->pmd, 1, &t);
+    return (unsigned)t.queued;
+}
+
+/* Collects what p1 sent, checking sequence order, and frees it. */
+static int collect(struct fx *f, unsigned port, unsigned *next_seq)
+{
+    struct pkt *out[256];
+    int n = netdev_dummy_collect(dev(f, port), 0, out, 256);
+    for (int i = 0; i < n; i++) {
+        if (next_seq)
+            assert_int_equal(seq_of(out[i]), (*next_seq)++);
+        pkt_free(out[i]);
+    }
+    return n;
+}
+
+/* 32 flows in one rx batch to one port leave in one send call. */
+static void test_one_call_for_32_flows(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "", "rule = in_port=p0 actions=output:p1");
+    for (unsigned i = 0; i < 32; i++)
+        netdev_dummy_inject(dev(&f, 0), 0, mk(i, i, 0));
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 32);
+    assert_int_equal(netdev_dummy_send_calls(dev(&f, 1)), 1);
+    unsigned next = 0;
+    assert_int_equal(collect(&f, 1, &next), 32);
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
+/* Interval 0: nothing outlives the rx batch it came in. */
+static void test_interval0_nothing_survives(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "tx-flush-interval = 0", "rule = in_port=p0 actions=output:p1");
+    unsigned next = 0, seq = 0;
+    for (unsigned it = 0; it < 20; it++) {
+        unsigned n = 1 + it % 7;
+        for (unsigned i = 0; i < n; i++)
+            netdev_dummy_inject(dev(&f, 0), 0, mk(i, seq++, it * US));
+        assert_int_equal(dp_pmd_poll(f.pmd, it * US), n);
+        assert_int_equal(queued(&f), 0);
+        assert_int_equal(collect(&f, 1, &next), (int)n);
+        assert_conserved(&f);
+    }
+    fx_close(&f);
+}
+
+/* Interval 50 us under continuous load: packets of several rx batches
+ * leave together, none waits more than the interval plus one iteration. */
+static void test_interval_batches_across_rx(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "tx-flush-interval = 50", "rule = in_port=p0 actions=output:p1");
+    unsigned next = 0, seq = 0;
+    uint64_t now = 0, first_pending = 0;
+    bool pending = false;
+    for (unsigned it = 0; it < 200; it++, now += 10 * US) {
+        netdev_dummy_inject(dev(&f, 0), 0, mk(it % 3, seq++, now));
+        if (!pending) {
+            first_pending = now;
+            pending = true;
+        }
+        assert_int_equal(dp_pmd_poll(f.pmd, now), 1);
+        int got = collect(&f, 1, &next);
+        if (got) {
+            /* A flush happened at 'now': its oldest packet waited at most
+             * the interval (plus one 10 us iteration). */
+            assert_true(now - first_pending <= 50 * US + 10 * US);
+            assert_true(now - first_pending >= 50 * US);
+            pending = queued(&f) != 0;
+            first_pending = now;
+        }
+        assert_conserved(&f);
+    }
+    /* Several rx batches per send call. */
+    assert_true(netdev_dummy_send_calls(dev(&f, 1)) <= 200 / 5);
+    fx_close(&f);
+}
+
+/* A lone ping is delivered by the next (idle) iteration even with a long
+ * interval. */
+static void test_ping_not_stuck(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "tx-flush-interval = 1000", "rule = in_port=p0 actions=output:p1");
+    netdev_dummy_inject(dev(&f, 0), 0, mk(1, 0, 100));
+    assert_int_equal(dp_pmd_poll(f.pmd, 100), 1);
+    assert_int_equal(queued(&f), 1); /* held for the interval... */
+    assert_int_equal(dp_pmd_poll(f.pmd, 101), 0);
+    assert_int_equal(queued(&f), 0); /* ...but an idle PMD holds nothing */
+    unsigned next = 0;
+    assert_int_equal(collect(&f, 1, &next), 1);
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
+/* A full batch leaves at once, whatever the interval. */
+static void test_full_batch_leaves(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "tx-flush-interval = 1000", "rule = in_port=p0 actions=output:p1");
+    for (unsigned i = 0; i < 32; i++)
+        netdev_dummy_inject(dev(&f, 0), 0, mk(i, i, 5));
+    assert_int_equal(dp_pmd_poll(f.pmd, 5), 32);
+    assert_int_equal(queued(&f), 0);
+    assert_int_equal(collect(&f, 1, NULL), 32);
+    fx_close(&f);
+}
+
+/* Removing a port with packets pending sends them (or drops and counts
+ * them if the port refuses); later output to it is tx_down. */
+static void test_port_removal_flushes(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "tx-flush-interval = 1000",
+            "rule = in_port=p0,udp,tp_src=1 actions=output:p1\n"
+            "rule = in_port=p0,udp,tp_src=2 actions=output:p2");
+    for (unsigned i = 0; i < 5; i++) {
+        netdev_dummy_inject(dev(&f, 0), 0, mk(1, i, 0));
+        netdev_dummy_inject(dev(&f, 0), 0, mk(2, i, 0));
+    }
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 10);
+    assert_int_equal(queued(&f), 10);
+    /* p1 sends what it had; p2 refuses everything: dropped, counted. */
+    unsigned next = 0;
+    netdev_dummy_set_tx_accept(dev(&f, 2), 0);
+    struct dp_pmd *pmds[1] = {f.pmd};
+    dp_port_remove(f.dp, pmds, 1, 1);
+    assert_null(f.dp->ports[1].dev);
+    dp_port_remove(f.dp, pmds, 1, 2);
+    assert_int_equal(queued(&f), 0);
+    assert_int_equal(f.pmd->txq[1].stats.packets, 5);
+    assert_int_equal(f.pmd->txq[2].stats.dropped[DROP_tx_full] +
+                         f.pmd->txq[2].stats.dropped[DROP_tx_down], 5);
+    (void)next;
+    assert_conserved(&f);
+    /* Output to a removed port: counted, never lost. */
+    netdev_dummy_inject(dev(&f, 0), 0, mk(1, 9, 1));
+    assert_int_equal(dp_pmd_poll(f.pmd, 1), 1);
+    assert_int_equal(f.pmd->drops.n[DROP_tx_down], 1);
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
+/* A rule change flushes what is queued under the old rules first. */
+static void test_rule_change_flushes(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "tx-flush-interval = 1000", "rule = in_port=p0 actions=output:p1");
+    for (unsigned i = 0; i < 3; i++)
+        netdev_dummy_inject(dev(&f, 0), 0, mk(1, i, 0));
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 3);
+    assert_int_equal(queued(&f), 3);
+    struct config_rule add = {.text = "priority=40000,in_port=p0 actions=output:p2", .line = 0};
+    struct config_change ch = {.add = &add, .n_add = 1, .tx_flush_interval_us = -1};
+    char err[256];
+    struct dp_pmd *pmds[1] = {f.pmd};
+    assert_int_equal(dp_apply_change(f.dp, pmds, 1, &ch, err, sizeof err), 0);
+    assert_int_equal(queued(&f), 0);
+    unsigned next = 0;
+    assert_int_equal(collect(&f, 1, &next), 3);
+    /* The new rule wins now: nothing stale. */
+    netdev_dummy_inject(dev(&f, 0), 0, mk(1, 7, 1));
+    assert_int_equal(dp_pmd_poll(f.pmd, 1), 1);
+    dp_pmd_flush(f.pmd);
+    assert_int_equal(collect(&f, 1, NULL), 0);
+    assert_int_equal(collect(&f, 2, NULL), 1);
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
+/* Destroying a PMD sends what it holds; nothing leaks (valgrind). */
+static void test_pmd_destroy_flushes(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "tx-flush-interval = 1000", "rule = in_port=p0 actions=output:p1");
+    for (unsigned i = 0; i < 4; i++)
+        netdev_dummy_inject(dev(&f, 0), 0, mk(1, i, 0));
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 4);
+    assert_int_equal(queued(&f), 4);
+    dp_pmd_destroy(f.pmd);
+    f.pmd = NULL;
+    unsigned next = 0;
+    assert_int_equal(collect(&f, 1, &next), 4);
+    fx_close(&f);
+}
+
+/* Retries through the datapath: a port taking 5 per call gets a full
+ * batch in 7 calls, in order. */
+static void test_retries_through_dp(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "", "rule = in_port=p0 actions=output:p1");
+    netdev_dummy_set_tx_accept(dev(&f, 1), 5);
+    for (unsigned i = 0; i < 32; i++)
+        netdev_dummy_inject(dev(&f, 0), 0, mk(i, i, 0));
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 32);
+    assert_int_equal(netdev_dummy_send_calls(dev(&f, 1)), 7);
+    unsigned next = 0;
+    assert_int_equal(collect(&f, 1, &next), 32);
+    assert_int_equal(f.pmd->txq[1].stats.retries, 6);
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    netdev_dummy_register();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    netdev_unregister_all();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_call_for_32_flows),
+        cmocka_unit_test(test_interval0_nothing_survives),
+        cmocka_unit_test(test_interval_batches_across_rx),
+        cmocka_unit_test(test_ping_not_stuck),
+        cmocka_unit_test(test_full_batch_leaves),
+        cmocka_unit_test(test_port_removal_flushes),
+        cmocka_unit_test(test_rule_change_flushes),
+        cmocka_unit_test(test_pmd_destroy_flushes),
+        cmocka_unit_test(test_retries_through_dp),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
