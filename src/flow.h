@@ -65,14 +65,18 @@ struct flow_mask {
     struct flow_key m;
 };
 
-static inline const uint64_t *flow_u64(const struct flow_key *k)
+/* A key seen as words. may_alias: keys are written field by field and read
+ * as words, which strict aliasing would otherwise let the compiler reorder. */
+typedef uint64_t __attribute__((may_alias)) flow_word;
+
+static inline const flow_word *flow_u64(const struct flow_key *k)
 {
-    return (const uint64_t *)(const void *)k;
+    return (const flow_word *)(const void *)k;
 }
 
-static inline uint64_t *flow_u64_rw(struct flow_key *k)
+static inline flow_word *flow_u64_rw(struct flow_key *k)
 {
-    return (uint64_t *)(void *)k;
+    return (flow_word *)(void *)k;
 }
 
 static inline bool flow_equal(const struct flow_key *a, const struct flow_key *b)

@@ -150,16 +150,32 @@ def pack_key(k):
                        k["arp_sha"], k["arp_tha"], k["tun_flags"])
 
 
+FLOW_HASH_K = [
+    0xe71b9592244ececb, 0x3fcb4b70f79a7ffd, 0x3bce14ab261db1d5,
+    0x2a438f2a3172f443, 0xff3f3f8cfe53b313, 0xe427f474114d9fcf,
+    0x15d25341edc5fe85, 0x23eb71643ac5c727, 0xf4a3cc3052800e05,
+    0x09c9c31ae2f93909, 0x74406663d3e1ec75, 0x2cc9d354d76fd971,
+    0xa946a04e9ff35ab3, 0x4dfc3c3b18c1c02b, 0x2a162b8dc835698d,
+    0x89fb1806dc3fe287, 0x8e822f9a9b04393f, 0xa5ea88f7f5301959,
+]
+
+
 def flow_hash(k, basis=0):
-    """src/flow.c flow_hash(): multiply/xor-shift over the key's 17 64-bit
-    little-endian words, murmur3's final mix."""
+    """src/flow.c flow_hash(): the key's 17 64-bit little-endian words in
+    pairs, each pair xored with its constants and multiplied 64x64 -> 128,
+    the halves folded and summed; murmur3's final mix."""
     b = pack_key(k) if isinstance(k, dict) else k
+    w = [struct.unpack_from("<Q", b, 8 * i)[0] for i in range(17)]
+    c = FLOW_HASH_K
+
+    def mum(x, y):
+        r = x * y
+        return (r & M64) ^ (r >> 64)
+
     acc = (basis ^ 0x243f6a8885a308d3) & M64
-    for i in range(17):
-        w, = struct.unpack_from("<Q", b, 8 * i)
-        acc ^= w
-        acc = (acc * 0x9e3779b97f4a7c15) & M64
-        acc ^= acc >> 29
+    for i in range(0, 16, 2):
+        acc = (acc + mum(w[i] ^ c[i], w[i + 1] ^ c[i + 1])) & M64
+    acc = (acc + mum(w[16] ^ c[16], c[17])) & M64
     acc ^= acc >> 33
     acc = (acc * 0xff51afd7ed558ccd) & M64
     acc ^= acc >> 33
