@@ -393,6 +393,127 @@ CSUM_TARGET_AVX2 static inline uint64_t avx2_hybrid(const uint8_t *p,
     return scalar + avx2_reduce(a0, a1, nvec);
 }
 
+/* Mid-size kernel (CSUM_MIX_MIN <= len < CSUM_AVX2_LARGE). At these sizes
+ * the code is bound by how many macro-ops the front end dispatches (6 per
+ * cycle on Zen 3) as much as by the 4 vector pipes, so it is written to
+ * spend few of them: one loop step is 4 vectors (128 bytes, 12 vector
+ * operations, 3 cycles on the vector pipes) plus 2 add-with-carry from
+ * memory (16 bytes on the otherwise idle integer units), one shared index
+ * (the vectors at v + 8 i, the adc words at q + i) and a flag-preserving
+ * lea/dec/jnz; the constants are made in registers (no reloads) and the
+ * function needs no stack frame. */
+#define CSUM_MIX_VEC 128u
+#define CSUM_MIX_ADC 16u
+#define CSUM_MIX_STEP (CSUM_MIX_VEC + CSUM_MIX_ADC)
+/* From this length on the mixed kernel is used; below it avx2_block()
+ * (fewer macro-ops of setup, at most 9 loop iterations) is as fast or
+ * faster (measured on Zen 3). Must be >= CSUM_MIX_STEP. */
+#define CSUM_MIX_MIN ((size_t)1200)
+
+/* s + x with end-around carries (s an end-around-carry sum, x < 2^34),
+ * folded to 32 bits: 0 only if both are 0. Inline assembly: compilers do
+ * not fuse the carry of the 64-bit add into the fold. */
+static inline uint32_t csum_eac_add(uint64_t s, uint64_t x)
+{
+    uint32_t hi;
+    __asm__("addq %[x], %[s]\n\t"
+            "adcq $0, %[s]\n\t" /* < 2^64 again: x is small */
+            "movq %[s], %q[hi]\n\t"
+            "shrq $32, %q[hi]\n\t"
+            "addl %k[s], %[hi]\n\t"
+            "adcl $0, %[hi]"
+            : [s] "+r"(s), [hi] "=&r"(hi)
+            : [x] "r"(x)
+            : "cc");
+    return hi;
+}
+
+/* add32(sum, the sum of an even CSUM_MIX_MIN <= len <= CSUM_SIMD_BLOCK_MAX
+ * bytes at p). n = len / 144 steps: vectors over [p, p + 128 n), the adc
+ * chain over the 16 n bytes after that, then the rest (< 144 bytes) with
+ * whole vectors and one masked vector ending at the last byte. The loop is
+ * inline assembly so that the compiler neither reassociates the
+ * accumulators nor touches the carry flag between iterations. */
+CSUM_TARGET_AVX2 __attribute__((noinline)) static uint32_t
+avx2_mix(const uint8_t *p, size_t len, uint32_t sum)
+{
+    size_t it = len / CSUM_MIX_STEP;
+    /* Two steps per loop iteration; an odd count enters at the second
+     * half with the index one step back. */
+    size_t n = (it + 1) / 2, i = (it & 1) ? (size_t)0 - CSUM_MIX_ADC : 0;
+    const uint8_t *q = p + CSUM_MIX_VEC * it;
+    const uint8_t *r = q + CSUM_MIX_ADC * it, *end = p + len;
+    size_t rest = (size_t)(end - r);
+    __m256i ones, bias, a0, a1, t0, t1, t2, t3;
+    uint64_t s;
+
+#define CSUM_MIX_HALF(o, so)                                                   \
+    "vpxor " o "(%[v],%[i],8), %[bias], %[t0]\n\t"                             \
+    "vpxor " o "+32(%[v],%[i],8), %[bias], %[t1]\n\t"                          \
+    "vpmaddwd %[ones], %[t0], %[t0]\n\t"                                       \
+    "vpmaddwd %[ones], %[t1], %[t1]\n\t"                                       \
+    "vpaddd %[t0], %[a0], %[a0]\n\t"                                           \
+    "vpaddd %[t1], %[a1], %[a1]\n\t"                                           \
+    "adcq " so "(%[q],%[i]), %[s]\n\t"                                         \
+    "vpxor " o "+64(%[v],%[i],8), %[bias], %[t2]\n\t"                          \
+    "vpxor " o "+96(%[v],%[i],8), %[bias], %[t3]\n\t"                          \
+    "vpmaddwd %[ones], %[t2], %[t2]\n\t"                                       \
+    "vpmaddwd %[ones], %[t3], %[t3]\n\t"                                       \
+    "vpaddd %[t2], %[a0], %[a0]\n\t"                                           \
+    "vpaddd %[t3], %[a1], %[a1]\n\t"                                           \
+    "adcq " so "+8(%[q],%[i]), %[s]\n\t"
+    __asm__("vpcmpeqw %[ones], %[ones], %[ones]\n\t"
+            "vpxor %[a0], %[a0], %[a0]\n\t"
+            "vpsrlw $15, %[ones], %[ones]\n\t"
+            "vpxor %[a1], %[a1], %[a1]\n\t"
+            "vpsllw $15, %[ones], %[bias]\n\t"
+            "xorl %k[s], %k[s]\n\t"
+            "testb $1, %b[it]\n\t" /* CF = 0 */
+            "jnz 2f\n"
+            "1:\n\t" CSUM_MIX_HALF("0", "0")
+            "2:\n\t" CSUM_MIX_HALF("128", "16")
+            "leaq 32(%[i]), %[i]\n\t"
+            "decq %[n]\n\t"
+            "jnz 1b\n\t"
+            "adcq $0, %[s]\n\t" /* end-around carry: twice, as the */
+            "adcq $0, %[s]"     /* first can carry out only to 0 */
+            : [i] "+r"(i), [n] "+r"(n), [s] "=&r"(s), [ones] "=&x"(ones),
+              [bias] "=&x"(bias), [a0] "=&x"(a0), [a1] "=&x"(a1),
+              [t0] "=&x"(t0), [t1] "=&x"(t1), [t2] "=&x"(t2), [t3] "=&x"(t3)
+            : [v] "r"(p), [q] "r"(q), [it] "r"(it)
+            : "cc", "memory");
+#undef CSUM_MIX_HALF
+
+    uint32_t nvec = (uint32_t)(it * (CSUM_MIX_VEC / 32) + rest / 32);
+    if (rest >= 32)
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(
+                                      _mm256_xor_si256(avx2_ld(r), bias), ones));
+    if (rest >= 64)
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(
+                                      _mm256_xor_si256(avx2_ld(r + 32), bias), ones));
+    if (rest >= 96)
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(
+                                      _mm256_xor_si256(avx2_ld(r + 64), bias), ones));
+    if (rest >= 128)
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(
+                                      _mm256_xor_si256(avx2_ld(r + 96), bias), ones));
+    if (rest & 31) { /* the last 32 bytes, keeping their last rest % 32 */
+        __m256i m = avx2_ld(csum_mask_tab + 96 + (rest & 31));
+        __m256i x = _mm256_and_si256(avx2_ld(end - 32), m);
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_xor_si256(x, bias),
+                                                    ones));
+        nvec++;
+    }
+    __m256i a = _mm256_add_epi32(a0, a1);
+    __m128i x = _mm_add_epi32(_mm256_castsi256_si128(a),
+                              _mm256_extracti128_si256(a, 1));
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4e));
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0xb1));
+    /* Every vector lost 16 * 32768 = 2^19; exact modulo 2^32. */
+    uint32_t vsum = (uint32_t)_mm_cvtsi128_si32(x) + (nvec << 19);
+    return csum_eac_add(s, (uint64_t)vsum + sum);
+}
+
 /* Byte swap of a folded 16-bit sum: the sum of the same bytes framed one
  * byte later (RFC 1071 "byte order independence"). */
 static inline uint32_t swap16(uint32_t folded)
@@ -449,6 +570,8 @@ csum_partial_avx2(const void *data, size_t len, uint32_t sum)
     }
     if (len >= CSUM_AVX2_LARGE)
         return avx2_large(p, len, sum);
+    if (len >= CSUM_MIX_MIN)
+        return avx2_mix(p, len, sum);
     return add32(sum, avx2_block(p, len));
 }
 
