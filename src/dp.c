@@ -781,6 +781,14 @@ static void dp_fcache_sum(struct dp_pmd *const *pmds, unsigned n_pmds, struct fc
     }
 }
 
+static uint64_t dp_headroom_grown(struct dp_pmd *const *pmds, unsigned n_pmds)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < n_pmds; i++)
+        n += pmds[i]->headroom_grown;
+    return n;
+}
+
 static void dp_fcache_json(struct dp_pmd *const *pmds, unsigned n_pmds, FILE *out)
 {
     struct fcache_stats s;
@@ -907,8 +915,9 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
         fprintf(out,
                 ",\n  \"totals\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
                 ", \"copies\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"queued\": %" PRIu64
-                "},\n  \"changes_applied\": %" PRIu64 ",\n  \"conservation\": %s\n}\n",
-                t.rx, t.tx, t.copies, t.dropped, t.queued, dp->changes_applied,
+                "},\n  \"headroom_grown\": %" PRIu64 ",\n  \"changes_applied\": %" PRIu64 ",\n  \"conservation\": %s\n}\n",
+                t.rx, t.tx, t.copies, t.dropped, t.queued, dp_headroom_grown(pmds, n_pmds),
+                dp->changes_applied,
                 conserved ? "true" : "false");
         return;
     }
