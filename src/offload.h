@@ -100,20 +100,15 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps);
  * count its verdicts from them: GOOD without BAD = the device vouched). */
 static inline uint16_t pkt_batch_flags_of(const struct pkt *p)
 {
-    uint32_t any;
-    memcpy(&any, p->csum, sizeof any);
-    if (!FS_CSUM_MACHINERY || !any)
+    uint32_t s;
+    memcpy(&s, p->csum, sizeof s);
+    if (!FS_CSUM_MACHINERY || !s)
         return 0; /* all UNKNOWN: the common case, one test */
-    uint16_t f = 0;
-    for (int l = 0; l < CSUM_L_N; l++) {
-        if (p->csum[l] == CSUM_PARTIAL)
-            f |= PKT_BATCH_F_PARTIAL;
-        else if (p->csum[l] == CSUM_BAD)
-            f |= PKT_BATCH_F_BAD;
-        else if (p->csum[l] == CSUM_GOOD)
-            f |= PKT_BATCH_F_GOOD;
-    }
-    return f;
+    /* Per byte (states 0..3): GOOD = 01, BAD = 10, PARTIAL = 11. */
+    uint32_t lo = s & 0x01010101u, hi = (s >> 1) & 0x01010101u;
+    return (uint16_t)(((lo & hi) ? PKT_BATCH_F_PARTIAL : 0) |
+                      ((hi & ~lo) ? PKT_BATCH_F_BAD : 0) |
+                      ((lo & ~hi) ? PKT_BATCH_F_GOOD : 0));
 }
 
 /* What an emulated device (dummy, pcap) does with a packet it is asked to
