@@ -125,30 +125,6 @@ void action_list_format(const struct action_list *l,
 
 /* --- header rewriting ------------------------------------------------- */
 
-static inline uint16_t rd16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-    memcpy(p, &v, 2);
-}
-
-static inline uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static inline void wr32(uint8_t *p, uint32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
 /* True if the packet has a complete L4 header we may rewrite. */
 static inline bool pkt_has_l4(const struct pkt *p)
 {
@@ -182,14 +158,14 @@ static void l4_csum_update32(struct pkt *p, uint32_t old_v, uint32_t new_v, bool
     if (ofs < 0 || p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL)
         return;
     uint8_t *f = p->data + ofs;
-    uint16_t c = rd16(f);
+    uint16_t c = pkt_ld16(f);
     if (p->l4_proto == 17 && c == 0)
         return;
     c = is16 ? csum_update16(c, (uint16_t)old_v, (uint16_t)new_v)
              : csum_update32(c, old_v, new_v);
     if (p->l4_proto == 17)
         c = csum_udp_field(c);
-    wr16(f, c);
+    pkt_st16(f, c);
 }
 
 /* CRC32c (Castagnoli), reflected, as SCTP (RFC 4960 appendix B) uses it.
@@ -211,7 +187,7 @@ static void sctp_recompute(struct pkt *p)
     uint32_t len = p->l4_len;
     if ((uint32_t)p->l4_ofs + len > p->len || len < 12)
         return;
-    wr32(sctp + 8, 0);
+    pkt_st32(sctp + 8, 0);
     uint32_t crc = sctp_crc32c(sctp, len);
     /* Stored little-endian (the reflected CRC's natural byte order). */
     sctp[8] = (uint8_t)crc;
@@ -227,10 +203,10 @@ static void ip_csum_update(struct pkt *p, uint8_t *ip, uint32_t old_v, uint32_t 
 {
     if (p->csum[CSUM_L_OUTER_IP] == CSUM_PARTIAL)
         return;
-    uint16_t c = rd16(ip + 10);
+    uint16_t c = pkt_ld16(ip + 10);
     c = is16 ? csum_update16(c, (uint16_t)old_v, (uint16_t)new_v)
              : csum_update32(c, old_v, new_v);
-    wr16(ip + 10, c);
+    pkt_st16(ip + 10, c);
 }
 
 static void set_nw_addr(struct pkt *p, struct flow_key *key, bool src, uint32_t addr)
@@ -239,10 +215,10 @@ static void set_nw_addr(struct pkt *p, struct flow_key *key, bool src, uint32_t 
         return;
     uint8_t *ip = p->data + p->l3_ofs;
     uint8_t *field = ip + (src ? 12 : 16);
-    uint32_t old = rd32(field);
+    uint32_t old = pkt_ld32(field);
     if (old == addr)
         return;
-    wr32(field, addr);
+    pkt_st32(field, addr);
     ip_csum_update(p, ip, old, addr, false);
     if (p->l4_proto == 6 || p->l4_proto == 17)
         l4_csum_update32(p, old, addr, false);
@@ -259,9 +235,9 @@ static void set_nw_tos(struct pkt *p, struct flow_key *key, uint8_t dscp)
     if (p->l3 != PKT_L3_IPV4)
         return;
     uint8_t *ip = p->data + p->l3_ofs;
-    uint16_t old = rd16(ip);
+    uint16_t old = pkt_ld16(ip);
     ip[1] = (uint8_t)((ip[1] & 0x03) | (dscp & 0xfc));
-    ip_csum_update(p, ip, old, rd16(ip), true);
+    ip_csum_update(p, ip, old, pkt_ld16(ip), true);
     key->nw_tos = ip[1];
 }
 
@@ -271,10 +247,10 @@ static void set_tp_port(struct pkt *p, struct flow_key *key, bool src, uint16_t 
         (p->l4_proto != 6 && p->l4_proto != 17 && p->l4_proto != 132))
         return;
     uint8_t *f = p->data + p->l4_ofs + (src ? 0 : 2);
-    uint16_t old = rd16(f), nv = htons(port);
+    uint16_t old = pkt_ld16(f), nv = htons(port);
     if (old == nv)
         return;
-    wr16(f, nv);
+    pkt_st16(f, nv);
     if (p->l4_proto == 132)
         sctp_recompute(p);
     else
@@ -291,9 +267,9 @@ static bool dec_ttl(struct pkt *p, struct flow_key *key)
     if (p->l3 == PKT_L3_IPV4) {
         if (ip[8] <= 1)
             return false;
-        uint16_t old = rd16(ip + 8);
+        uint16_t old = pkt_ld16(ip + 8);
         ip[8]--;
-        ip_csum_update(p, ip, old, rd16(ip + 8), true);
+        ip_csum_update(p, ip, old, pkt_ld16(ip + 8), true);
         key->nw_ttl = ip[8];
     } else if (p->l3 == PKT_L3_IPV6) {
         if (ip[7] <= 1)
@@ -323,8 +299,8 @@ static bool push_vlan(struct pkt *p, struct flow_key *key, uint16_t tpid, uint16
     if (p->len < 12 || !pkt_push(p, 4, NULL))
         return false;
     memmove(p->data, p->data + 4, 12);
-    wr16(p->data + 12, htons(tpid));
-    wr16(p->data + 14, htons(tci));
+    pkt_st16(p->data + 12, htons(tpid));
+    pkt_st16(p->data + 14, htons(tci));
     shift_offsets(p, 4);
     if (p->n_vlan < 2)
         p->n_vlan++;
@@ -356,9 +332,9 @@ static bool set_vlan_bits(struct pkt *p, struct flow_key *key, uint16_t mask,
 {
     if (p->n_vlan == 0)
         return push_vlan(p, key, 0x8100, bits & mask);
-    uint16_t tci = ntohs(rd16(p->data + 14));
+    uint16_t tci = ntohs(pkt_ld16(p->data + 14));
     tci = (uint16_t)((tci & ~mask) | (bits & mask));
-    wr16(p->data + 14, htons(tci));
+    pkt_st16(p->data + 14, htons(tci));
     key->vlan_tci[0] = (uint16_t)(tci | FLOW_VLAN_PRESENT);
     return true;
 }
@@ -403,7 +379,7 @@ void actions_execute(struct action_ctx *ctx, struct pkt *pkt,
             set_tp_port(pkt, key, a->type == ACT_SET_TP_SRC, a->u.u16);
             break;
         case ACT_PUSH_VLAN: {
-            uint16_t tci = pkt->n_vlan ? ntohs(rd16(pkt->data + 14)) : 0;
+            uint16_t tci = pkt->n_vlan ? ntohs(pkt_ld16(pkt->data + 14)) : 0;
             if (!push_vlan(pkt, key, a->u.u16, tci)) {
                 ctx->drop(ctx->aux, pkt, DROP_no_headroom);
                 return;

@@ -115,6 +115,23 @@ struct netdev {
     void *priv; /* class->priv_size bytes */
 };
 
+/* What a backend does with every packet it delivers: emulates the rx
+ * verdicts it announced (rx_caps & NETDEV_RX_*), ORs the packet's summary
+ * into the batch and counts its verdicts (some layer BAD; else some GOOD). */
+static inline void pkt_rx_csum_account(struct pkt *p, uint32_t rx_caps,
+                                       struct pkt_batch *batch, uint64_t *good,
+                                       uint64_t *bad)
+{
+    if (FS_CSUM_MACHINERY && (rx_caps & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM)))
+        pkt_rx_verify_emulate(p, rx_caps);
+    uint16_t vf = pkt_batch_flags_of(p);
+    if (vf & PKT_BATCH_F_BAD)
+        (*bad)++;
+    else if (vf & PKT_BATCH_F_GOOD)
+        (*good)++;
+    batch->flags |= vf;
+}
+
 /* Registers a backend type. Returns 0, or -EEXIST for a duplicate name. */
 int netdev_register(const struct netdev_class *class);
 

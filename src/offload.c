@@ -14,18 +14,6 @@
 #define IPPROTO_ICMP_ 1
 #define IPPROTO_ICMPV6_ 58
 
-static inline uint16_t rd16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-    memcpy(p, &v, 2);
-}
-
 /* One IP layer of a packet: the packet itself, or the inner packet of one
  * we encapsulated. */
 struct ol_view {
@@ -120,7 +108,7 @@ static void ipv4_complete(struct pkt *p, const struct ol_view *v)
 {
     uint8_t *ip = p->data + v->l3_ofs;
     size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
-    wr16(ip + 10, csum_ipv4_hdr(ip, ihl));
+    pkt_st16(ip + 10, csum_ipv4_hdr(ip, ihl));
 }
 
 /* Writes the full checksum over v's known L4 layer. */
@@ -128,11 +116,11 @@ static void l4_complete_known(struct pkt *p, const struct ol_view *v)
 {
     uint8_t *l4 = p->data + v->l4_ofs;
     uint8_t *field = l4 + l4_csum_field(v->l4_proto);
-    wr16(field, 0);
+    pkt_st16(field, 0);
     uint16_t c = csum_fold(csum_partial(l4, v->l4_len, l4_pseudo(p, v)));
     if (v->l4_proto == IPPROTO_UDP_)
         c = csum_udp_field(c);
-    wr16(field, c);
+    pkt_st16(field, c);
 }
 
 /* The virtio spec's generic completion: sum from csum_start to the end of
@@ -147,7 +135,7 @@ static bool l4_complete_vnet(struct pkt *p)
     uint16_t c = csum_fold(csum_partial(p->data + start, p->len - start, 0));
     /* As Linux does for any protocol: 0 and 0xFFFF are the same sum, and a
      * UDP field must never carry 0. */
-    wr16(p->data + at, c ? c : 0xffff);
+    pkt_st16(p->data + at, c ? c : 0xffff);
     return true;
 }
 
@@ -164,7 +152,7 @@ static bool vnet_matches_l4(const struct pkt *p, const struct ol_view *v)
 static void l4_leave_partial(struct pkt *p, const struct ol_view *v)
 {
     uint8_t *field = p->data + v->l4_ofs + l4_csum_field(v->l4_proto);
-    wr16(field, csum_fold_nocompl(l4_pseudo(p, v)));
+    pkt_st16(field, csum_fold_nocompl(l4_pseudo(p, v)));
     p->flags |= PKT_F_VNET_CSUM;
     p->csum_start = v->l4_ofs;
     p->csum_offset = (uint16_t)l4_csum_field(v->l4_proto);
@@ -258,7 +246,7 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
                        l4_known(p, &in);
         if (offload) {
             uint8_t *field = p->data + in.l4_ofs + l4_csum_field(in.l4_proto);
-            wr16(field, csum_fold_nocompl(l4_pseudo(p, &in)));
+            pkt_st16(field, csum_fold_nocompl(l4_pseudo(p, &in)));
             if (st)
                 st->offloaded[CSUM_L_INNER_L4]++;
         } else if (l4_known(p, &in)) {
@@ -277,7 +265,7 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
         return CSUM_PREP_OK;
     uint8_t *field = p->data + out.l4_ofs + 6;
     if (!outer_udp_sw) {
-        wr16(field, csum_fold_nocompl(l4_pseudo(p, &out)));
+        pkt_st16(field, csum_fold_nocompl(l4_pseudo(p, &out)));
         if (st)
             st->offloaded[CSUM_L_OUTER_L4]++;
         return CSUM_PREP_OK;
@@ -287,9 +275,9 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
      * may be wrong, and a zero IPv4 UDP one is absent: sum everything. */
     uint8_t *ifield = l4_known(p, &in) ? p->data + in.l4_ofs + l4_csum_field(in.l4_proto) : NULL;
     bool shortcut = ifield && pkt_csum_get(p, CSUM_L_INNER_L4) == CSUM_GOOD &&
-                    !(in.l4_proto == IPPROTO_UDP_ && rd16(ifield) == 0);
+                    !(in.l4_proto == IPPROTO_UDP_ && pkt_ld16(ifield) == 0);
     uint16_t c = shortcut ? tnl_outer_udp_csum_short(p) : tnl_outer_udp_csum_full(p);
-    wr16(field, c);
+    pkt_st16(field, c);
     pkt_csum_set(p, CSUM_L_OUTER_L4, CSUM_GOOD);
     if (st)
         st->sw[CSUM_L_OUTER_L4]++;
@@ -333,7 +321,7 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps)
         pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_UNKNOWN) {
         const uint8_t *l4 = p->data + p->l4_ofs;
         enum csum_state s;
-        if (p->l4_proto == IPPROTO_UDP_ && rd16(l4 + 6) == 0)
+        if (p->l4_proto == IPPROTO_UDP_ && pkt_ld16(l4 + 6) == 0)
             s = p->l3 == PKT_L3_IPV4 ? CSUM_GOOD : CSUM_BAD;
         else
             s = csum_fold(csum_partial(l4, p->l4_len, l4_pseudo(p, &v))) == 0 ? CSUM_GOOD

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PKT_BATCH_MAX 32
 /* Bytes reserved in front of every frame the core allocates, enough for an
@@ -149,6 +150,32 @@ static inline uint32_t pkt_headroom(const struct pkt *p)
 static inline uint32_t pkt_tailroom(const struct pkt *p)
 {
     return p->buf_size - pkt_headroom(p) - p->len;
+}
+
+/* Unaligned loads and stores of header fields as stored in the packet
+ * (network byte order in memory; no conversion). */
+static inline uint16_t pkt_ld16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void pkt_st16(uint8_t *p, uint16_t v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline uint32_t pkt_ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void pkt_st32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, sizeof v);
 }
 
 /* Resets the metadata of a received packet: no offsets, states UNKNOWN. */

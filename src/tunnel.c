@@ -9,18 +9,6 @@
 #include "csum.h"
 #include "util.h"
 
-static inline uint16_t rd16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-    memcpy(p, &v, 2);
-}
-
 static inline void wr_be16(uint8_t *p, uint16_t v)
 {
     p[0] = (uint8_t)(v >> 8);
@@ -281,14 +269,14 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
         wr_be16(ip + 6, t->df ? 0x4000 : 0);
         ip[8] = t->ttl;
         ip[9] = 17;
-        wr16(ip + 10, 0);
+        pkt_st16(ip + 10, 0);
         memcpy(ip + 12, t->local_ip, 4);
         memcpy(ip + 16, t->remote_ip, 4);
     }
     wr_be16(udp, tnl_src_port(inner_hash));
     wr_be16(udp + 2, t->dst_port);
     wr_be16(udp + 4, udp_len);
-    wr16(udp + 6, 0);
+    pkt_st16(udp + 6, 0);
     uint8_t *vx = udp + 8;
     vx[0] = 0x08;
     vx[1] = vx[2] = vx[3] = 0;
@@ -386,7 +374,7 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
             return TNL_POP_BAD_CSUM;
         }
     }
-    bool has_csum = rd16(udp + 6) != 0;
+    bool has_csum = pkt_ld16(udp + 6) != 0;
     if (has_csum) {
         enum csum_state s = pkt_csum_get(pkt, CSUM_L_OUTER_L4);
         if (s == CSUM_UNKNOWN) {

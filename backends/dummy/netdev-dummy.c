@@ -210,14 +210,8 @@ static int dummy_rxq_recv(struct netdev *dev, unsigned qid,
         dummy_fifo_pop(f);
         dp->stats.rx_packets++;
         dp->stats.rx_bytes += p->len;
-        if (dp->caps.flags & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM))
-            pkt_rx_verify_emulate(p, dp->caps.flags);
-        uint16_t vf = pkt_batch_flags_of(p);
-        if (vf & PKT_BATCH_F_BAD)
-            dp->stats.rx_csum_bad++;
-        else if (vf & PKT_BATCH_F_GOOD)
-            dp->stats.rx_csum_good++;
-        batch->flags |= vf;
+        pkt_rx_csum_account(p, dp->caps.flags, batch, &dp->stats.rx_csum_good,
+                            &dp->stats.rx_csum_bad);
         pkt_batch_add(batch, p);
         n++;
     }

@@ -450,14 +450,8 @@ static void pcapdev_deliver(struct pcapdev_port *pp, struct pkt_batch *batch,
 {
     pp->stats.rx_packets++;
     pp->stats.rx_bytes += p->len;
-    if (pp->caps.flags & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM))
-        pkt_rx_verify_emulate(p, pp->caps.flags);
-    uint16_t vf = pkt_batch_flags_of(p);
-    if (vf & PKT_BATCH_F_BAD)
-        pp->stats.rx_csum_bad++;
-    else if (vf & PKT_BATCH_F_GOOD)
-        pp->stats.rx_csum_good++;
-    batch->flags |= vf;
+    pkt_rx_csum_account(p, pp->caps.flags, batch, &pp->stats.rx_csum_good,
+                        &pp->stats.rx_csum_bad);
     pkt_batch_add(batch, p);
 }
 
