@@ -571,9 +571,77 @@ static void test_error_buffer(void **state)
     config_free(NULL);
 }
 
+/* [change NAME] sections and the flow-cache knobs. */
+static void test_changes_and_cache_knobs(void **state)
+{
+    struct fixture *fx = *state;
+    char path[PATH_MAX];
+    struct config cfg;
+    tmp_file(fx, "chg.ini",
+             "[datapath]\n"
+             "emc-entries = 4096\nemc-ways = 1\nemc-insert-inv-prob = 0\n"
+             "smc = off\nsmc-entries = 1024\nmegaflow-max = 10\n"
+             "megaflow-revalidate = off\nsubtable-resort-interval = 5\nseed = 7\n"
+             "bad-csum = forward\nreplay-iteration-ns = 100\n"
+             "[port p0]\ntype = dummy\nemc-insert-inv-prob = 1\n"
+             "[port p1]\ntype = dummy\n"
+             "[rules]\nrule = in_port=p0 actions=output:p1\n"
+             "[change a]\ntime = 1.5\ndelete = in_port=p0 actions=drop\n"
+             "add = priority=5,in_port=p1 actions=output:p0\n"
+             "[change b]\ntime = 2.000000001\nclear = true\ntx-flush-interval = 50\n",
+             path, sizeof path);
+    load_ok(path, &cfg);
+    assert_int_equal(cfg.knobs.emc_entries, 4096);
+    assert_int_equal(cfg.knobs.emc_ways, 1);
+    assert_int_equal(cfg.knobs.emc_insert_inv_prob, 0);
+    assert_false(cfg.knobs.smc);
+    assert_int_equal(cfg.knobs.smc_entries, 1024);
+    assert_int_equal(cfg.knobs.megaflow_max, 10);
+    assert_false(cfg.knobs.megaflow_revalidate);
+    assert_int_equal(cfg.knobs.subtable_resort_ms, 5);
+    assert_int_equal(cfg.knobs.seed, 7);
+    assert_true(cfg.knobs.bad_csum_forward);
+    assert_int_equal(cfg.knobs.replay_iteration_ns, 100);
+    assert_int_equal(cfg.ports[0].emc_insert_inv_prob, 1);
+    assert_int_equal(cfg.ports[1].emc_insert_inv_prob, -1);
+    assert_int_equal(cfg.n_changes, 2);
+    const struct config_change *a = &cfg.changes[0], *b = &cfg.changes[1];
+    assert_string_equal(a->name, "a");
+    assert_int_equal(a->line, 20);
+    assert_int_equal(a->time_ns, 1500000000ull);
+    assert_int_equal(a->n_del, 1);
+    assert_string_equal(a->del[0].text, "in_port=p0 actions=drop");
+    assert_int_equal(a->n_add, 1);
+    assert_int_equal(a->add[0].line, 23);
+    assert_false(a->clear);
+    assert_int_equal(a->tx_flush_interval_us, -1);
+    assert_int_equal(b->time_ns, 2000000001ull);
+    assert_true(b->clear);
+    assert_int_equal(b->tx_flush_interval_us, 50);
+    config_free(&cfg);
+
+    tmp_err(fx, "[change x]\nadd = actions=drop\n", 1, "change 'x' has no 'time'");
+    tmp_err(fx, "[change x]\ntime = 1.5s\n", 2,
+            "bad value '1.5s' for 'time' (expected seconds, e.g. 1.5)");
+    tmp_err(fx, "[change x]\ntime = 0.1234567891\n", 2,
+            "bad value '0.1234567891' for 'time' (expected seconds, e.g. 1.5)");
+    tmp_err(fx, "[change x]\ntime = 2\n[change y]\ntime = 1\n", 4,
+            "change 'y' is earlier than the change before it");
+    tmp_err(fx, "[change x]\ntime = 1\ncolour = red\n", 3,
+            "unknown key 'colour' in a change (known: time, add, delete, clear, "
+            "tx-flush-interval)");
+    tmp_err(fx, "[port p0]\ntype = dummy\n[change x]\ntime = 1\nadd = in_port=p9 actions=drop\n",
+            5, "add: unknown port 'p9'");
+    tmp_err(fx, "[datapath]\nsmc = maybe\n", 2, "bad value 'maybe' for 'smc' (expected on or off)");
+    tmp_err(fx, "[datapath]\nemc-ways = 3\n", 2, "bad value '3' for 'emc-ways' (expected 1..2)");
+    tmp_err(fx, "[port p0]\ntype = dummy\nemc-insert-inv-prob = -1\n", 3,
+            "bad value '-1' for 'emc-insert-inv-prob' (expected 0..1000000000)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_changes_and_cache_knobs),
         cmocka_unit_test(test_good_full),
         cmocka_unit_test(test_good_minimal),
         cmocka_unit_test(test_good_edge_syntax),
