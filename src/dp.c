@@ -12,9 +12,7 @@
 #include "parse.h"
 #include "util.h"
 
-/* Parses cfg's rules into t (which is cleared first). */
-static int dp_load_rules(struct rule_table *t, const struct config *cfg, char *err,
-                         size_t errlen)
+int dp_rules_load(struct rule_table *t, const struct config *cfg, char *err, size_t errlen)
 {
     rule_table_clear(t);
     for (size_t i = 0; i < cfg->n_rules; i++) {
@@ -33,9 +31,8 @@ static int dp_load_rules(struct rule_table *t, const struct config *cfg, char *e
 }
 
 /* Registers tunnel port t with its underlay u (for decapsulation). */
-static int dp_add_tunnel(struct dp *dp, struct dp_port *u, struct dp_port *t)
+static int dp_add_tunnel(struct dp_port *u, struct dp_port *t)
 {
-    (void)dp;
     struct tnl_cfg *tn = realloc(u->tnls, (u->n_tnls + 1) * sizeof *tn);
     if (tn)
         u->tnls = tn;
@@ -86,7 +83,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
                          dp->ports[p->tnl.underlay].name);
                 rc = -1;
             }
-            if (rc == 0 && dp_add_tunnel(dp, &dp->ports[p->tnl.underlay], p)) {
+            if (rc == 0 && dp_add_tunnel(&dp->ports[p->tnl.underlay], p)) {
                 snprintf(why, sizeof why, "out of memory");
                 rc = -1;
             }
@@ -124,7 +121,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
         dp_destroy(dp);
         return -1;
     }
-    if (dp_load_rules(dp->rules, cfg, err, errlen)) {
+    if (dp_rules_load(dp->rules, cfg, err, errlen)) {
         dp_destroy(dp);
         return -1;
     }
@@ -508,13 +505,13 @@ int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
         fs_errf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = dp_load_rules(scratch, cfg, err, errlen);
+    int rc = dp_rules_load(scratch, cfg, err, errlen);
     rule_table_destroy(scratch);
     if (rc)
         return -1;
     for (unsigned i = 0; i < n_pmds; i++)
         dp_pmd_flush(pmds[i]);
-    return dp_load_rules(dp->rules, cfg, err, errlen);
+    return dp_rules_load(dp->rules, cfg, err, errlen);
 }
 
 int dp_apply_change(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,

@@ -100,6 +100,10 @@ struct dp_pmd {
 int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
               char *err, size_t errlen);
 
+/* Parses cfg's rules into t (cleared first; left empty on failure).
+ * Returns 0, or -1 with "file:line: rule: reason" in err. */
+int dp_rules_load(struct rule_table *t, const struct config *cfg, char *err, size_t errlen);
+
 /* Closes the ports. Every PMD must have been destroyed first. */
 void dp_destroy(struct dp *dp);
 

@@ -153,27 +153,20 @@ static int cmd_check(int argc, char **argv)
     }
     struct rule_table *t = rule_table_create();
     int rc = FS_EXIT_OK;
-    for (size_t i = 0; t && i < cfg.n_rules; i++) {
-        struct rule *r;
-        if (rule_parse(cfg.rules[i].text, config_rule_port_lookup, &cfg, &r, err,
-                       sizeof err)) {
-            fprintf(stderr, "%s:%d: rule: %s\n", cfg.path, cfg.rules[i].line, err);
-            rc = FS_EXIT_USAGE;
-            break;
-        }
-        r->line = cfg.rules[i].line;
-        rule_table_add(t, r);
+    if (!t || dp_rules_load(t, &cfg, err, sizeof err)) {
+        fprintf(stderr, "%s\n", t ? err : "flowswitch: out of memory");
+        rc = FS_EXIT_USAGE;
     }
     if (rc == FS_EXIT_OK) {
         printf("%s: %zu ports, %zu rules\n", cfg.path, cfg.n_ports,
-               t ? rule_table_count(t) : 0);
+               rule_table_count(t));
         for (size_t i = 0; i < cfg.n_ports; i++) {
             char caps[256];
             netdev_caps_format(&cfg.ports[i].caps, caps, sizeof caps);
             printf("  port %zu %s type=%s caps=%s\n", i, cfg.ports[i].name,
                    cfg.ports[i].type, cfg.ports[i].caps_set ? caps : "(backend default)");
         }
-        for (size_t i = 0; t && i < rule_table_count(t); i++) {
+        for (size_t i = 0; i < rule_table_count(t); i++) {
             const struct rule *r = rule_table_at(t, i);
             char acts[1024];
             action_list_format(r->actions, rule_port_name, &cfg, acts, sizeof acts);
