@@ -49,26 +49,6 @@ static int pkt_heap_grow(struct pkt *p, uint32_t headroom)
     return 0;
 }
 
-void pkt_reset_meta(struct pkt *p)
-{
-    p->ts = 0;
-    p->hash = 0;
-    p->in_port = 0;
-    p->flags = 0;
-    p->l3_ofs = p->l4_ofs = p->payload_ofs = PKT_OFS_NONE;
-    p->l4_len = 0;
-    p->l3 = PKT_L3_NONE;
-    p->l4_proto = 0;
-    p->n_vlan = 0;
-    memset(p->csum, CSUM_UNKNOWN, sizeof p->csum);
-    p->inner_l3_ofs = p->inner_l4_ofs = PKT_OFS_NONE;
-    p->inner_l4_len = 0;
-    p->inner_l3 = PKT_L3_NONE;
-    p->inner_l4_proto = 0;
-    p->inner_flags = 0;
-    p->out_vni = 0;
-    p->csum_start = p->csum_offset = 0;
-}
 
 struct pkt *pkt_alloc(uint32_t size)
 {

@@ -178,8 +178,28 @@ static inline void pkt_st32(uint8_t *p, uint32_t v)
     memcpy(p, &v, sizeof v);
 }
 
-/* Resets the metadata of a received packet: no offsets, states UNKNOWN. */
-void pkt_reset_meta(struct pkt *p);
+/* Resets the metadata of a received packet: no offsets, states UNKNOWN.
+ * Inline: backends call it for every packet they receive. */
+static inline void pkt_reset_meta(struct pkt *p)
+{
+    p->ts = 0;
+    p->hash = 0;
+    p->in_port = 0;
+    p->flags = 0;
+    p->l3_ofs = p->l4_ofs = p->payload_ofs = PKT_OFS_NONE;
+    p->l4_len = 0;
+    p->l3 = PKT_L3_NONE;
+    p->l4_proto = 0;
+    p->n_vlan = 0;
+    memset(p->csum, CSUM_UNKNOWN, sizeof p->csum);
+    p->inner_l3_ofs = p->inner_l4_ofs = PKT_OFS_NONE;
+    p->inner_l4_len = 0;
+    p->inner_l3 = PKT_L3_NONE;
+    p->inner_l4_proto = 0;
+    p->inner_flags = 0;
+    p->out_vni = 0;
+    p->csum_start = p->csum_offset = 0;
+}
 
 /* A heap packet with PKT_HEADROOM bytes of headroom and room for 'size'
  * bytes of frame; len is 0. NULL on allocation failure. */

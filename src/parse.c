@@ -328,10 +328,7 @@ enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key)
     const uint8_t *d = pkt->data;
     uint32_t len = pkt->len;
 
-    /* Word stores the compiler keeps inline (a memset call costs more). */
-    flow_word *kw = flow_u64_rw(key);
-    for (size_t i = 0; i < FLOW_U64S; i++)
-        kw[i] = 0;
+    flow_key_zero(key);
     key->in_port = pkt->in_port;
     pkt->l3_ofs = PKT_OFS_NONE;
     pkt->l4_ofs = PKT_OFS_NONE;
