@@ -246,6 +246,16 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
                      c->port_type_line);
             return 0;
         }
+        if (!strcmp(value, "dpdk") && !netdev_class_find(value)) {
+            ctx_fail(c, c->lineno, "port type 'dpdk' needs 'flowswitch run --backend=dpdk'%s",
+#ifdef HAVE_DPDK
+                     ""
+#else
+                     " and a build with libdpdk"
+#endif
+            );
+            return 0;
+        }
         /* vxlan ports are the core's own (no device): see tunnel.h. */
         if (strlen(value) >= sizeof p->type ||
             (strcmp(value, "vxlan") && !netdev_class_find(value))) {

@@ -9,6 +9,9 @@
 
 #include "backends/dummy/netdev-dummy.h"
 #include "backends/pcap/netdev-pcap.h"
+#ifdef HAVE_DPDK
+#include "backends/dpdk/netdev-dpdk.h"
+#endif
 #include "config.h"
 #include "dp.h"
 #include "netdev.h"
@@ -146,6 +149,10 @@ static int cmd_check(int argc, char **argv)
     }
     struct config cfg;
     char err[1024];
+#ifdef HAVE_DPDK
+    /* check opens no port: dpdk ports are validated without the EAL. */
+    netdev_dpdk_register();
+#endif
     if (config_load(argv[1], &cfg, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         config_free(&cfg);
