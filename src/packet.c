@@ -49,10 +49,11 @@ static int pkt_heap_grow(struct pkt *p, uint32_t headroom)
     return 0;
 }
 
-
-struct pkt *pkt_alloc(uint32_t size)
+/* One allocation: the struct, then 'headroom' + 'size' bytes of buffer with
+ * data at the headroom. Metadata is left to the caller. */
+static struct pkt *pkt_heap_new(uint32_t headroom, uint32_t size)
 {
-    uint64_t total = (uint64_t)PKT_HEADROOM + size;
+    uint64_t total = (uint64_t)headroom + size;
     if (total > UINT32_MAX - sizeof(struct pkt))
         return NULL;
     struct pkt *p = malloc(sizeof *p + total);
@@ -60,11 +61,18 @@ struct pkt *pkt_alloc(uint32_t size)
         return NULL;
     p->buf = (uint8_t *)(p + 1);
     p->buf_size = (uint32_t)total;
-    p->data = p->buf + PKT_HEADROOM;
+    p->data = p->buf + headroom;
     p->len = 0;
     p->ops = &pkt_heap_ops;
     p->owner = NULL;
-    pkt_reset_meta(p);
+    return p;
+}
+
+struct pkt *pkt_alloc(uint32_t size)
+{
+    struct pkt *p = pkt_heap_new(PKT_HEADROOM, size);
+    if (p)
+        pkt_reset_meta(p);
     return p;
 }
 
@@ -83,19 +91,18 @@ struct pkt *pkt_clone(const struct pkt *src)
     uint32_t head = pkt_headroom(src);
     if (head < PKT_HEADROOM)
         head = PKT_HEADROOM;
-    uint64_t total = (uint64_t)head + src->len;
-    if (total > UINT32_MAX - sizeof(struct pkt))
-        return NULL;
-    struct pkt *p = malloc(sizeof *p + total);
+    struct pkt *p = pkt_heap_new(head, src->len);
     if (!p)
         return NULL;
+    /* Every metadata field of src, but the buffer fields of the copy. */
+    struct pkt fresh = *p;
     *p = *src;
-    p->buf = (uint8_t *)(p + 1);
-    p->buf_size = (uint32_t)total;
-    p->data = p->buf + head;
-    memcpy(p->data, src->data, src->len);
-    p->ops = &pkt_heap_ops;
+    p->buf = fresh.buf;
+    p->buf_size = fresh.buf_size;
+    p->data = fresh.data;
+    p->ops = fresh.ops;
     p->owner = NULL;
+    memcpy(p->data, src->data, src->len);
     return p;
 }
 
