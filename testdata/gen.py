@@ -1619,6 +1619,34 @@ def owned_files(root):
     return res
 
 
+def check_regenerated(name, generate, owned_files, root):
+    """--check for a generator: regenerates into a temporary directory and
+    compares every file the generator owns with the committed one. Prints
+    each difference and a summary line; returns the exit status (1 on any
+    difference). Shared by gen.py, gen_csum.py and gen_vxlan.py."""
+    tmp = tempfile.mkdtemp(prefix="fs-gen-")
+    try:
+        generate(tmp)
+        want, have = owned_files(tmp), owned_files(root)
+        bad = 0
+        for rel in sorted(want | have):
+            if rel not in have:
+                print("missing: %s" % rel)
+            elif rel not in want:
+                print("not generated (stale?): %s" % rel)
+            else:
+                with open(os.path.join(tmp, rel), "rb") as a, \
+                        open(os.path.join(root, rel), "rb") as b:
+                    if a.read() == b.read():
+                        continue
+                print("differs: %s" % rel)
+            bad += 1
+        print("%s --check: %d generated files, %d differences" % (name, len(want), bad))
+        return 1 if bad else 0
+    finally:
+        shutil.rmtree(tmp)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true",
@@ -1630,28 +1658,7 @@ def main():
     if not args.check:
         generate(args.root)
         return 0
-    tmp = tempfile.mkdtemp(prefix="fs-gen-")
-    try:
-        generate(tmp)
-        want, have = owned_files(tmp), owned_files(args.root)
-        bad = 0
-        for rel in sorted(want | have):
-            if rel not in have:
-                print("missing: %s" % rel)
-            elif rel not in want:
-                print("not generated (stale?): %s" % rel)
-            else:
-                with open(os.path.join(tmp, rel), "rb") as a, \
-                        open(os.path.join(args.root, rel), "rb") as b:
-                    if a.read() == b.read():
-                        continue
-                print("differs: %s" % rel)
-            bad += 1
-        print("gen.py --check: %d generated files, %d differences" % (len(want), bad))
-        return 1 if bad else 0
-    finally:
-        shutil.rmtree(tmp)
-
+    return check_regenerated("gen.py", generate, owned_files, args.root)
 
 if __name__ == "__main__":
     sys.exit(main())

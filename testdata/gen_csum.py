@@ -33,10 +33,8 @@ zero header. Deterministic: fixed addresses and payloads, timestamps
 
 import argparse
 import os
-import shutil
 import struct
 import sys
-import tempfile
 
 import logging
 
@@ -46,6 +44,8 @@ from scapy.all import (  # noqa: E402
     ARP, ICMP, IP, SCTP, TCP, UDP, SCTPChunkData, Dot1AD, Dot1Q, Ether, ICMPv6EchoRequest,
     IPOption_NOP, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop,
     IPv6ExtHdrRouting, Raw, conf)
+
+import gen  # noqa: E402  (the shared --check)
 
 conf.verb = 0
 
@@ -1087,28 +1087,7 @@ def main():
     if not args.check:
         generate(args.root)
         return 0
-    tmp = tempfile.mkdtemp(prefix="fs-gen-csum-")
-    try:
-        generate(tmp)
-        want, have = owned_files(tmp), owned_files(args.root)
-        bad = 0
-        for rel in sorted(want | have):
-            if rel not in have:
-                print("missing: %s" % rel)
-            elif rel not in want:
-                print("not generated (stale?): %s" % rel)
-            else:
-                with open(os.path.join(tmp, rel), "rb") as a, \
-                        open(os.path.join(args.root, rel), "rb") as b:
-                    if a.read() == b.read():
-                        continue
-                print("differs: %s" % rel)
-            bad += 1
-        print("gen_csum.py --check: %d generated files, %d differences" % (len(want), bad))
-        return 1 if bad else 0
-    finally:
-        shutil.rmtree(tmp)
-
+    return gen.check_regenerated("gen_csum.py", generate, owned_files, args.root)
 
 if __name__ == "__main__":
     sys.exit(main())

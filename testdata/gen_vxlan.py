@@ -52,10 +52,8 @@ each case's config.ini and checks start with its description.
 import argparse
 import ipaddress
 import os
-import shutil
 import struct
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -1830,28 +1828,7 @@ def main():
         files = generate(args.root)
         print("gen_vxlan.py: wrote %d files" % len(files))
         return 0
-    tmp = tempfile.mkdtemp(prefix="fs-genvx-")
-    try:
-        generate(tmp)
-        want, have = owned_files(tmp), owned_files(args.root)
-        bad = 0
-        for rel in sorted(want | have):
-            if rel not in have:
-                print("missing: %s" % rel)
-            elif rel not in want:
-                print("not generated (stale?): %s" % rel)
-            else:
-                with open(os.path.join(tmp, rel), "rb") as a, \
-                        open(os.path.join(args.root, rel), "rb") as b:
-                    if a.read() == b.read():
-                        continue
-                print("differs: %s" % rel)
-            bad += 1
-        print("gen_vxlan.py --check: %d generated files, %d differences" % (len(want), bad))
-        return 1 if bad else 0
-    finally:
-        shutil.rmtree(tmp)
-
+    return gen.check_regenerated("gen_vxlan.py", generate, owned_files, args.root)
 
 if __name__ == "__main__":
     sys.exit(main())
