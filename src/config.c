@@ -126,6 +126,21 @@ static const struct {
 
 #define N_CONFIG_WORD_KNOBS (sizeof config_word_knobs / sizeof config_word_knobs[0])
 
+/* The text-valued knobs, checked by their user (pmd.h) when it starts. */
+static const struct {
+    const char *name;
+    size_t off, size; /* of a char array in struct dp_knobs */
+    size_t line_off;  /* of its int line */
+} config_text_knobs[] = {
+    {"pmd-cores", offsetof(struct dp_knobs, pmd_cores), sizeof ((struct dp_knobs *)0)->pmd_cores,
+     offsetof(struct dp_knobs, pmd_cores_line)},
+    {"pmd-rxq-affinity", offsetof(struct dp_knobs, pmd_rxq_affinity),
+     sizeof ((struct dp_knobs *)0)->pmd_rxq_affinity,
+     offsetof(struct dp_knobs, pmd_rxq_affinity_line)},
+};
+
+#define N_CONFIG_TEXT_KNOBS (sizeof config_text_knobs / sizeof config_text_knobs[0])
+
 #define N_CONFIG_KNOBS (sizeof config_knobs / sizeof config_knobs[0])
 
 void dp_knobs_default(struct dp_knobs *k)
@@ -149,9 +164,28 @@ void dp_knobs_default(struct dp_knobs *k)
 
 static int config_knob(struct config_ctx *c, const char *name, const char *value)
 {
-    _Static_assert(N_CONFIG_KNOBS + N_CONFIG_WORD_KNOBS <=
+    _Static_assert(N_CONFIG_KNOBS + N_CONFIG_WORD_KNOBS + N_CONFIG_TEXT_KNOBS <=
                        sizeof ((struct config_ctx *)0)->knob_set,
                    "knob_set too small");
+    for (size_t i = 0; i < N_CONFIG_TEXT_KNOBS; i++) {
+        bool *set = &c->knob_set[N_CONFIG_KNOBS + N_CONFIG_WORD_KNOBS + i];
+        if (strcmp(name, config_text_knobs[i].name))
+            continue;
+        if (*set) {
+            ctx_fail(c, c->lineno, "duplicate knob '%s'", name);
+            return 0;
+        }
+        if (!*value || strlen(value) >= config_text_knobs[i].size) {
+            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (1..%zu characters)", value, name,
+                     config_text_knobs[i].size - 1);
+            return 0;
+        }
+        *set = true;
+        strcpy((char *)&c->cfg->knobs + config_text_knobs[i].off, value);
+        memcpy((char *)&c->cfg->knobs + config_text_knobs[i].line_off, &c->lineno,
+               sizeof c->lineno);
+        return 1;
+    }
     for (size_t i = 0; i < N_CONFIG_WORD_KNOBS; i++) {
         bool *set = &c->knob_set[N_CONFIG_KNOBS + i];
         if (strcmp(name, config_word_knobs[i].name))
@@ -200,6 +234,12 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
     }
     for (size_t i = 0; i < N_CONFIG_WORD_KNOBS && used < sizeof known; i++) {
         int n = snprintf(known + used, sizeof known - used, ", %s", config_word_knobs[i].name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    for (size_t i = 0; i < N_CONFIG_TEXT_KNOBS && used < sizeof known; i++) {
+        int n = snprintf(known + used, sizeof known - used, ", %s", config_text_knobs[i].name);
         if (n < 0)
             break;
         used += (size_t)n;

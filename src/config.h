@@ -68,6 +68,12 @@ struct dp_knobs {
     uint32_t subtable_resort_ms;   /* default 1000 */
     bool megaflow_revalidate;      /* megaflow-revalidate = on (default) | off */
     uint32_t seed;                 /* PRNG seed of the caches, default 0 */
+    /* PMD threads of 'flowswitch run' (pmd.h parses them when it starts;
+     * the command line overrides them; replay ignores them). "" = unset. */
+    char pmd_cores[128];           /* CPU list, "1,2" or "1-3" */
+    int pmd_cores_line;
+    char pmd_rxq_affinity[256];    /* "PORT:QUEUE:CORE,..." */
+    int pmd_rxq_affinity_line;
 };
 
 /* A scripted change ([change NAME]): replay applies it when the virtual

@@ -18,9 +18,8 @@
  * starts its own) and taken synchronously by the control loop with
  * sigtimedwait, so no handler or global flag is needed.
  *
- * The PMD knobs are command-line options for now; the config names they are
- * meant to get in [datapath] are pmd-cores, pmd-rxq-affinity and
- * pmd-idle-sleep-us (see the report to the lead). */
+ * The PMD layout comes from [datapath] pmd-cores and pmd-rxq-affinity, or
+ * from --pmd-cores/--pmds and --pmd-rxq-affinity, which override them. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -306,14 +305,30 @@ int fs_cmd_run(int argc, char **argv)
 
     struct pmd_config pc;
     pmd_config_default(&pc);
-    if (o.pmd_cores && pmd_config_parse_cores(&pc, o.pmd_cores, err, sizeof err)) {
-        fprintf(stderr, "flowswitch run: %s\n", err);
+    /* The command line wins over the config's [datapath] pmd-cores and
+     * pmd-rxq-affinity (and --pmds over pmd-cores). */
+    const struct dp_knobs *k = &cfg.knobs;
+    if (o.pmd_cores) {
+        if (pmd_config_parse_cores(&pc, o.pmd_cores, err, sizeof err)) {
+            fprintf(stderr, "flowswitch run: %s\n", err);
+            goto out_dp;
+        }
+    } else if (!o.n_pmds && k->pmd_cores[0] &&
+               pmd_config_parse_cores(&pc, k->pmd_cores, err, sizeof err)) {
+        fprintf(stderr, "%s:%d: %s\n", cfg.path, k->pmd_cores_line, err);
         goto out_dp;
     }
     if (o.n_pmds)
         pc.n_pmds = (unsigned)o.n_pmds;
-    if (o.affinity && pmd_config_parse_affinity(&pc, dp, o.affinity, err, sizeof err)) {
-        fprintf(stderr, "flowswitch run: %s\n", err);
+    if (o.affinity) {
+        if (pmd_config_parse_affinity(&pc, dp, o.affinity, err, sizeof err)) {
+            fprintf(stderr, "flowswitch run: %s\n", err);
+            goto out_dp;
+        }
+    } else if (k->pmd_rxq_affinity[0] &&
+               pmd_config_parse_affinity(&pc, dp, k->pmd_rxq_affinity, err, sizeof err)) {
+        fprintf(stderr, "%s:%d: %s\n", cfg.path, k->pmd_rxq_affinity_line,
+                err);
         goto out_dp;
     }
     pc.idle_sleep_us = (uint32_t)o.idle_sleep_us;

@@ -9,7 +9,8 @@
 #define KNOWN_KNOBS                                                              \
     "tx-flush-interval, tx-retries, replay-iteration-ns, emc-entries, emc-ways, " \
     "emc-insert-inv-prob, emc-max-key-len, smc-entries, megaflow-max, "           \
-    "subtable-resort-interval, seed, bad-csum, smc, megaflow-revalidate"
+    "subtable-resort-interval, seed, bad-csum, smc, megaflow-revalidate, pmd-cores, "       \
+    "pmd-rxq-affinity"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -583,6 +584,7 @@ static void test_changes_and_cache_knobs(void **state)
              "smc = off\nsmc-entries = 1024\nmegaflow-max = 10\n"
              "megaflow-revalidate = off\nsubtable-resort-interval = 5\nseed = 7\n"
              "bad-csum = forward\nreplay-iteration-ns = 100\n"
+             "pmd-cores = 1-2\npmd-rxq-affinity = p0:0:2\n"
              "[port p0]\ntype = dummy\nemc-insert-inv-prob = 1\n"
              "[port p1]\ntype = dummy\n"
              "[rules]\nrule = in_port=p0 actions=output:p1\n"
@@ -602,17 +604,21 @@ static void test_changes_and_cache_knobs(void **state)
     assert_int_equal(cfg.knobs.seed, 7);
     assert_true(cfg.knobs.bad_csum_forward);
     assert_int_equal(cfg.knobs.replay_iteration_ns, 100);
+    assert_string_equal(cfg.knobs.pmd_cores, "1-2");
+    assert_int_equal(cfg.knobs.pmd_cores_line, 13);
+    assert_string_equal(cfg.knobs.pmd_rxq_affinity, "p0:0:2");
+    assert_int_equal(cfg.knobs.pmd_rxq_affinity_line, 14);
     assert_int_equal(cfg.ports[0].emc_insert_inv_prob, 1);
     assert_int_equal(cfg.ports[1].emc_insert_inv_prob, -1);
     assert_int_equal(cfg.n_changes, 2);
     const struct config_change *a = &cfg.changes[0], *b = &cfg.changes[1];
     assert_string_equal(a->name, "a");
-    assert_int_equal(a->line, 20);
+    assert_int_equal(a->line, 22);
     assert_int_equal(a->time_ns, 1500000000ull);
     assert_int_equal(a->n_del, 1);
     assert_string_equal(a->del[0].text, "in_port=p0 actions=drop");
     assert_int_equal(a->n_add, 1);
-    assert_int_equal(a->add[0].line, 23);
+    assert_int_equal(a->add[0].line, 25);
     assert_false(a->clear);
     assert_int_equal(a->tx_flush_interval_us, -1);
     assert_int_equal(b->time_ns, 2000000001ull);
@@ -633,6 +639,7 @@ static void test_changes_and_cache_knobs(void **state)
     tmp_err(fx, "[port p0]\ntype = dummy\n[change x]\ntime = 1\nadd = in_port=p9 actions=drop\n",
             5, "add: unknown port 'p9'");
     tmp_err(fx, "[datapath]\nsmc = maybe\n", 2, "bad value 'maybe' for 'smc' (expected on or off)");
+    tmp_err(fx, "[datapath]\npmd-cores = 1\npmd-cores = 2\n", 3, "duplicate knob 'pmd-cores'");
     tmp_err(fx, "[datapath]\nemc-ways = 3\n", 2, "bad value '3' for 'emc-ways' (expected 1..2)");
     tmp_err(fx, "[port p0]\ntype = dummy\nemc-insert-inv-prob = -1\n", 3,
             "bad value '-1' for 'emc-insert-inv-prob' (expected 0..1000000000)");
