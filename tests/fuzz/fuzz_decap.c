@@ -34,6 +34,7 @@
 #include "packet.h"
 #include "parse.h"
 #include "tunnel.h"
+#include "tests/unit/helpers/csum_ref.h"
 
 #define CHECK(c)                                                               \
     do {                                                                       \
@@ -44,24 +45,6 @@
 static uint16_t be16(const uint8_t *p)
 {
     return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint64_t ref_sum(const uint8_t *d, size_t n)
-{
-    uint64_t s = 0;
-    size_t i;
-    for (i = 0; i + 1 < n; i += 2)
-        s += (uint64_t)d[i] << 8 | d[i + 1];
-    if (n & 1)
-        s += (uint64_t)d[n - 1] << 8;
-    return s;
-}
-
-static uint16_t ref_fold(uint64_t s)
-{
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    return (uint16_t)s;
 }
 
 static void tunnels_init(struct tnl_cfg t[2])

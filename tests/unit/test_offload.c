@@ -29,39 +29,9 @@
 #include "offload.h"
 #include "packet.h"
 #include "parse.h"
+#include "helpers/csum_ref.h"
 
 #define MAXF 2048
-
-/* ---- reference checksums (naive, network order) ------------------------- */
-
-static uint16_t g16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void p16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static uint64_t ref_sum(const uint8_t *d, size_t n)
-{
-    uint64_t s = 0;
-    size_t i;
-    for (i = 0; i + 1 < n; i += 2)
-        s += (uint64_t)d[i] << 8 | d[i + 1];
-    if (n & 1)
-        s += (uint64_t)d[n - 1] << 8;
-    return s;
-}
-
-static uint16_t ref_fold(uint64_t s)
-{
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    return (uint16_t)s;
-}
 
 /* Where things are in a frame built by build(). */
 struct lay {
