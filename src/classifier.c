@@ -160,6 +160,12 @@ static struct cls_subtable *cls_subtable_create(struct classifier *c,
             st->n_words++;
         }
     }
+    struct flow_key port_bits;
+    memset(&port_bits, 0, sizeof port_bits);
+    port_bits.in_port = UINT32_MAX;
+    const unsigned pw = offsetof(struct flow_key, in_port) / 8;
+    st->in_port_only = st->n_words == 1 && st->word[0] == pw &&
+                       !(st->mask_w[0] & ~cls_words(&port_bits)[pw]);
     return st;
 }
 
@@ -378,8 +384,35 @@ uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *ke
     uint64_t ph = 0;
     for (unsigned s = 0; s < c->n_st && remaining; s++) {
         struct cls_subtable *st = c->vec[s];
+        uint32_t probe = remaining;
+        if (st->in_port_only) {
+            /* Every key of one in_port gets the first one's answer: one
+             * probe per batch (OVS's "simple match"). Keys of other
+             * in_ports (the shared classifier) take the general path. */
+            unsigned i0 = (unsigned)__builtin_ctz(remaining);
+            uint32_t same = 0;
+            for (uint32_t b = remaining; b; b &= b - 1) {
+                unsigned i = (unsigned)__builtin_ctz(b);
+                same |= (uint32_t)(keys[i].in_port == keys[i0].in_port) << i;
+            }
+            uint32_t x = cls_subtable_lookup(st, f, &keys[i0], cls_hash(st, &keys[i0]));
+            if (x != CLS_IDX_NONE) {
+                unsigned nh = 0;
+                for (uint32_t b = same; b; b &= b - 1) {
+                    idx[__builtin_ctz(b)] = x;
+                    nh++;
+                }
+                st->hits += nh;
+                ph += (uint64_t)nh * (s + 1);
+                remaining &= ~same;
+                found |= same;
+            }
+            probe = remaining & ~same;
+            if (!probe)
+                continue;
+        }
         unsigned nk = 0, list[32];
-        for (uint32_t b = remaining; b; b &= b - 1) {
+        for (uint32_t b = probe; b; b &= b - 1) {
             unsigned i = (unsigned)__builtin_ctz(b);
             kw[nk] = cls_words(&keys[i]);
             list[nk] = i;

@@ -111,6 +111,7 @@ static const struct {
     {"megaflow-max", offsetof(struct dp_knobs, megaflow_max), 1, 1u << 22},
     {"subtable-resort-interval", offsetof(struct dp_knobs, subtable_resort_ms), 0, 3600000},
     {"seed", offsetof(struct dp_knobs, seed), 0, 4294967295u},
+    {"direct-subtables", offsetof(struct dp_knobs, direct_subtables), 0, 64},
 };
 
 /* The word-valued knobs: "name = on|off" style choices. */
@@ -160,6 +161,7 @@ void dp_knobs_default(struct dp_knobs *k)
     k->subtable_resort_ms = 1000;
     k->megaflow_revalidate = true;
     k->seed = 0;
+    k->direct_subtables = 1;
 }
 
 static int config_knob(struct config_ctx *c, const char *name, const char *value)

@@ -68,6 +68,8 @@ struct dp_knobs {
     uint32_t subtable_resort_ms;   /* default 1000 */
     bool megaflow_revalidate;      /* megaflow-revalidate = on (default) | off */
     uint32_t seed;                 /* PRNG seed of the caches, default 0 */
+    uint32_t direct_subtables;     /* ports with at most this many megaflow
+                                    * subtables skip the EMC/SMC, default 1 */
     /* PMD threads of 'flowswitch run' (pmd.h parses them when it starts;
      * the command line overrides them; replay ignores them). "" = unset. */
     char pmd_cores[128];           /* CPU list, "1,2" or "1-3" */

@@ -31,7 +31,7 @@ int dp_rules_load(struct rule_table *t, const struct config *cfg, char *err, siz
 }
 
 /* Registers tunnel port t with its underlay u (for decapsulation). */
-static int dp_add_tunnel(struct dp_port *u, struct dp_port *t)
+static int dp_add_tunnel(struct dp *dp, struct dp_port *u, struct dp_port *t)
 {
     struct tnl_cfg *tn = realloc(u->tnls, (u->n_tnls + 1) * sizeof *tn);
     if (tn)
@@ -42,6 +42,7 @@ static int dp_add_tunnel(struct dp_port *u, struct dp_port *t)
     if (!tn || !tp)
         return -1;
     t->tunnel = true;
+    dp->has_tunnels = true;
     u->tnls[u->n_tnls] = t->tnl;
     u->tnl_ports[u->n_tnls] = t->port_no;
     u->n_tnls++;
@@ -83,7 +84,7 @@ int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
                          dp->ports[p->tnl.underlay].name);
                 rc = -1;
             }
-            if (rc == 0 && dp_add_tunnel(&dp->ports[p->tnl.underlay], p)) {
+            if (rc == 0 && dp_add_tunnel(dp, &dp->ports[p->tnl.underlay], p)) {
                 snprintf(why, sizeof why, "out of memory");
                 rc = -1;
             }
@@ -156,6 +157,7 @@ void dp_fcache_cfg(const struct dp *dp, struct fcache_cfg *c)
     c->resort_interval_ns = (uint64_t)k->subtable_resort_ms * 1000000u;
     c->revalidate = k->megaflow_revalidate;
     c->seed = k->seed;
+    c->direct_subtables = k->direct_subtables;
     for (unsigned i = 0; i < dp->n_ports && i < FCACHE_MAX_PORTS; i++)
         c->emc_port_inv_prob[i] = dp->emc_port_inv_prob[i];
 }
@@ -363,6 +365,10 @@ void dp_pmd_process(struct dp_pmd *pmd)
     const struct action_list *acts[PKT_BATCH_MAX];
     unsigned n = 0;
     bool verdicts = FS_CSUM_MACHINERY && (b->flags & (PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL));
+    /* flow_hash() feeds the EMC/SMC and the VXLAN source port: packets of a
+     * port the caches look up directly need none (fcache_port_direct()). */
+    uint32_t hash_port = UINT32_MAX;
+    bool need_hash = true;
 
     pmd->rx_flags = b->flags;
     for (unsigned i = 0; i < b->count; i++) {
@@ -386,7 +392,11 @@ void dp_pmd_process(struct dp_pmd *pmd)
             continue;
         if (verdicts && !dp_bad_csum_policy(pmd, p))
             continue;
-        p->hash = flow_hash(&keys[n], 0);
+        if (p->in_port != hash_port) {
+            hash_port = p->in_port;
+            need_hash = pmd->dp->has_tunnels || !fcache_port_direct(pmd->fc, hash_port);
+        }
+        p->hash = need_hash ? flow_hash(&keys[n], 0) : 0;
         pkts[n++] = p;
     }
     pkt_batch_init(b);
@@ -762,6 +772,7 @@ static void dp_fcache_sum(struct dp_pmd *const *pmds, unsigned n_pmds, struct fc
         t->emc_hits += s.emc_hits;
         t->smc_hits += s.smc_hits;
         t->megaflow_hits += s.megaflow_hits;
+        t->direct += s.direct;
         t->upcalls += s.upcalls;
         t->upcall_misses += s.upcall_misses;
         t->no_rule += s.no_rule;
@@ -792,15 +803,15 @@ static void dp_fcache_json(struct dp_pmd *const *pmds, unsigned n_pmds, FILE *ou
     dp_fcache_sum(pmds, n_pmds, &s);
     fprintf(out,
             "{\"lookups\": %" PRIu64 ", \"emc_hits\": %" PRIu64 ", \"smc_hits\": %" PRIu64
-            ", \"megaflow_hits\": %" PRIu64 ", \"upcalls\": %" PRIu64
+            ", \"megaflow_hits\": %" PRIu64 ", \"direct\": %" PRIu64 ", \"upcalls\": %" PRIu64
             ", \"upcall_misses\": %" PRIu64 ", \"subtable_lookups\": %" PRIu64
             ", \"subtable_lookups_per_megaflow_hit\": %.3f"
             ", \"megaflows_installed\": %" PRIu64 ", \"megaflows_evicted\": %" PRIu64
             ", \"megaflows_flushed\": %" PRIu64 ", \"megaflows_revalidated\": %" PRIu64
             ", \"rule_changes\": %" PRIu64 ", \"emc_inserts\": %" PRIu64
             ", \"smc_inserts\": %" PRIu64 ", \"megaflows\": %u, \"subtables\": %u}",
-            s.lookups, s.emc_hits, s.smc_hits, s.megaflow_hits, s.upcalls, s.upcall_misses,
-            s.subtable_lookups,
+            s.lookups, s.emc_hits, s.smc_hits, s.megaflow_hits, s.direct, s.upcalls,
+            s.upcall_misses, s.subtable_lookups,
             s.megaflow_hits ? (double)s.subtable_lookups / (double)s.megaflow_hits : 0.0,
             s.megaflows_installed, s.megaflows_evicted, s.megaflows_flushed,
             s.megaflows_revalidated, s.rule_changes, s.emc_inserts, s.smc_inserts,
@@ -952,10 +963,11 @@ void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
     fprintf(out,
             "flow caches: %" PRIu64 " lookups: emc %" PRIu64 ", smc %" PRIu64
             ", megaflow %" PRIu64 ", upcalls %" PRIu64 " (%" PRIu64 " without a rule); %"
-            PRIu64 " megaflows installed, %" PRIu64 " evicted, %" PRIu64 " flushed\n",
+            PRIu64 " megaflows installed, %" PRIu64 " evicted, %" PRIu64 " flushed; %" PRIu64
+            " direct (past the EMC/SMC)\n",
             fs.lookups, fs.emc_hits, fs.smc_hits, fs.megaflow_hits, fs.upcalls,
             fs.upcall_misses, fs.megaflows_installed, fs.megaflows_evicted,
-            fs.megaflows_flushed);
+            fs.megaflows_flushed, fs.direct);
     fprintf(out,
             "checksums: %" PRIu64 " computed in software, %" PRIu64
             " offloaded to ports, %" PRIu64 " passed partial to guests, %" PRIu64

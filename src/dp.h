@@ -55,6 +55,8 @@ struct dp {
     size_t next_change;   /* replay: the next cfg->changes[] to apply */
     int64_t emc_port_inv_prob[DP_MAX_PORTS]; /* per in_port EMC override, -1 none */
     uint64_t changes_applied;
+    bool has_tunnels;     /* some port is a tunnel: packets need p->hash
+                           * (the VXLAN source port) whatever the caches do */
 };
 
 /* An rx queue a PMD polls. */

@@ -60,6 +60,7 @@ void fcache_cfg_default(struct fcache_cfg *cfg)
     cfg->revalidate = true;
     cfg->seed = 0;
     cfg->prefetch = true;
+    cfg->direct_subtables = 1;
 }
 
 static int fcache_err(char *err, size_t errlen, const char *fmt, ...)
@@ -100,6 +101,8 @@ int fcache_cfg_validate(const struct fcache_cfg *cfg, char *err, size_t errlen)
          cfg->smc_entries > SMC_MAX_ENTRIES))
         return fcache_err(err, errlen, "smc-entries must be a power of two between %u and %u",
                           SMC_WAYS, SMC_MAX_ENTRIES);
+    if (cfg->direct_subtables > FCACHE_DIRECT_MAX)
+        return fcache_err(err, errlen, "direct-subtables must be 0..%u", FCACHE_DIRECT_MAX);
     if (cfg->megaflow_max < 1 || cfg->megaflow_max > CLS_MAX_FLOWS)
         return fcache_err(err, errlen, "megaflow-max must be 1..%u", CLS_MAX_FLOWS);
     return 0;
@@ -300,7 +303,7 @@ static inline void fcache_smc_insert(struct fcache *fc, uint32_t hash, uint32_t 
 
 /* The slow path for keys[i]: the rule table, then a new megaflow. */
 static const struct action_list *fcache_upcall(struct fcache *fc, const struct flow_key *key,
-                                               uint32_t hash)
+                                               uint32_t hash, bool cached)
 {
     struct flow_mask wc;
     memset(&wc, 0, sizeof wc);
@@ -350,10 +353,23 @@ static const struct action_list *fcache_upcall(struct fcache *fc, const struct f
         fc->st.megaflows_installed++;
     }
     cls_flow(f, idx)->ref = 1;
-    fcache_smc_insert(fc, hash, idx);
-    if (fc->emc)
-        fcache_emc_maybe_insert(fc, key, hash, idx);
+    if (cached) {
+        fcache_smc_insert(fc, hash, idx);
+        if (fc->emc)
+            fcache_emc_maybe_insert(fc, key, hash, idx);
+    }
     return acts;
+}
+
+static inline bool fcache_direct(const struct fcache *fc, unsigned port)
+{
+    const struct classifier *c = fc->cls[port];
+    return !c || c->n_st <= fc->cfg.direct_subtables;
+}
+
+bool fcache_port_direct(const struct fcache *fc, uint32_t in_port)
+{
+    return fc->cfg.direct_subtables && fcache_direct(fc, fcache_port(in_port));
 }
 
 /* One chunk of at most PKT_BATCH_MAX packets through the stages. */
@@ -364,8 +380,15 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     struct cls_flows *f = &fc->flows;
     uint32_t idx[PKT_BATCH_MAX];
     uint32_t miss = n >= 32 ? UINT32_MAX : (1u << n) - 1;
+    uint32_t direct = 0; /* packets that skip the EMC and SMC */
 
     fc->st.lookups += n;
+    if (fc->cfg.direct_subtables) {
+        for (unsigned i = 0; i < n; i++)
+            direct |= (uint32_t)fcache_direct(fc, fcache_port(keys[i].in_port)) << i;
+        miss &= ~direct;
+        fc->st.direct += (unsigned)__builtin_popcount(direct);
+    }
 
     /* EMC */
     if (fc->emc && miss) {
@@ -376,8 +399,12 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
             emc_prefetch(e, hashes[i]);
         uint32_t m = 0;
         for (unsigned i = 0; i < n; i++) {
+            /* (A direct packet's hash may be anything: prefetching from it
+             * is harmless, probing with it is not.) */
             if (pf && i + FCACHE_EMC_AHEAD < n)
                 emc_prefetch(e, hashes[i + FCACHE_EMC_AHEAD]);
+            if (!(miss >> i & 1))
+                continue;
             if (fc->emc_thr[fcache_port(keys[i].in_port)] &&
                 emc_lookup(e, f, &keys[i], hashes[i], &idx[i])) {
                 out[i] = fcache_answer(fc, idx[i]);
@@ -426,7 +453,7 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     }
 
     /* Classifier, one in_port at a time (a batch normally has one). */
-    uint32_t todo = miss;
+    uint32_t todo = miss | direct;
     miss = 0;
     while (todo) {
         uint32_t port = fcache_port(keys[__builtin_ctz(todo)].in_port);
@@ -446,6 +473,8 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
             unsigned i = (unsigned)__builtin_ctz(b);
             out[i] = fcache_answer(fc, idx[i]);
             fc->st.megaflow_hits++;
+            if (direct >> i & 1)
+                continue;
             fcache_smc_insert(fc, hashes[i], idx[i]);
             if (fc->emc)
                 fcache_emc_maybe_insert(fc, &keys[i], hashes[i], idx[i]);
@@ -464,14 +493,16 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
                                              &fc->st.subtable_lookups_miss)) {
                 out[i] = fcache_answer(fc, idx[i]);
                 fc->st.megaflow_hits++;
-                fcache_smc_insert(fc, hashes[i], idx[i]);
-                if (fc->emc)
-                    fcache_emc_maybe_insert(fc, &keys[i], hashes[i], idx[i]);
+                if (!(direct >> i & 1)) {
+                    fcache_smc_insert(fc, hashes[i], idx[i]);
+                    if (fc->emc)
+                        fcache_emc_maybe_insert(fc, &keys[i], hashes[i], idx[i]);
+                }
                 continue;
             }
         }
         uint64_t before = fc->st.megaflows_installed;
-        out[i] = fcache_upcall(fc, &keys[i], hashes[i]);
+        out[i] = fcache_upcall(fc, &keys[i], hashes[i], !(direct >> i & 1));
         installed |= fc->st.megaflows_installed != before;
     }
 }

@@ -88,13 +88,24 @@ struct fcache_cfg {
                                    * and subtable lines ahead of use; default
                                    * true (bench/bench_flowcache.c measures
                                    * both) */
+    uint32_t direct_subtables;    /* 0..FCACHE_DIRECT_MAX: a port whose
+                                   * classifier has at most this many
+                                   * subtables is looked up in it directly,
+                                   * skipping the EMC and SMC (and needing no
+                                   * flow_hash()); default 1; 0 = never */
 };
+
+/* Largest direct_subtables. */
+#define FCACHE_DIRECT_MAX 64
 
 struct fcache_stats {
     uint64_t lookups;          /* packets passed to fcache_lookup_batch() */
     uint64_t emc_hits;
     uint64_t smc_hits;
     uint64_t megaflow_hits;    /* classifier hits */
+    uint64_t direct;           /* lookups that skipped the EMC and SMC (the
+                                * direct stage): a subset of megaflow_hits +
+                                * upcalls */
     uint64_t upcalls;          /* rule-table lookups (classifier misses) */
     uint64_t upcall_misses;    /* upcalls that found no rule (subset) */
     uint64_t no_rule;          /* packets answered NULL, at any stage */
@@ -151,8 +162,19 @@ void fcache_set_rules(struct fcache *fc, const struct rule_table *rules);
 /* Deletes every megaflow and empties the EMC and SMC. */
 void fcache_flush(struct fcache *fc);
 
+/* True if lookups of packets from in_port skip the EMC and SMC: its
+ * classifier has at most cfg.direct_subtables subtables (the direct stage).
+ * With one subtable a classifier probe costs what an EMC probe costs, hashes
+ * only the mask's words and its table stays as small as the rule set, while
+ * the EMC and SMC cost a full-key hash, a 136-byte compare and, with many
+ * flows, cache misses in their large tables. Changes only when a lookup
+ * installs or deletes megaflows. */
+bool fcache_port_direct(const struct fcache *fc, uint32_t in_port);
+
 /* Looks up n keys (normally <= PKT_BATCH_MAX; more are done in chunks),
- * hashes[i] = flow_hash(&keys[i], 0).
+ * hashes[i] = flow_hash(&keys[i], 0); hashes[i] is read only if
+ * fcache_port_direct(fc, keys[i].in_port) was false before the call (a
+ * direct packet's entry may be anything).
  * out[i] = the action list of the rule the rule table would choose for
  * keys[i], or NULL if no rule matches. The lists stay valid until the next
  * call on fc (or its destruction). 'now' is the PMD clock (ns), for

@@ -9,7 +9,7 @@
 #define KNOWN_KNOBS                                                              \
     "tx-flush-interval, tx-retries, replay-iteration-ns, emc-entries, emc-ways, " \
     "emc-insert-inv-prob, emc-max-key-len, smc-entries, megaflow-max, "           \
-    "subtable-resort-interval, seed, bad-csum, smc, megaflow-revalidate, pmd-cores, "       \
+    "subtable-resort-interval, seed, direct-subtables, bad-csum, smc, megaflow-revalidate, pmd-cores, "       \
     "pmd-rxq-affinity"
 
 #include <fcntl.h>

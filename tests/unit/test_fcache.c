@@ -120,6 +120,7 @@ static void test_cfg_default_and_validate(void **state)
     assert_int_equal(c.megaflow_max, 65535);
     assert_int_equal(c.resort_interval_ns, 1000000000ull);
     assert_true(c.revalidate);
+    assert_int_equal(c.direct_subtables, 1);
     assert_int_equal(fcache_cfg_validate(&c, err, sizeof err), 0);
 
     struct fcache_cfg b = c;
@@ -144,6 +145,10 @@ static void test_cfg_default_and_validate(void **state)
     assert_non_null(strstr(err, "smc-entries"));
     b.smc_enabled = false; /* ignored when off */
     assert_int_equal(fcache_cfg_validate(&b, err, sizeof err), 0);
+    b = c;
+    b.direct_subtables = FCACHE_DIRECT_MAX + 1;
+    assert_int_equal(fcache_cfg_validate(&b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "direct-subtables"));
     b = c;
     b.megaflow_max = 0;
     assert_int_equal(fcache_cfg_validate(&b, err, sizeof err), -1);
@@ -180,6 +185,7 @@ static struct fcache *mk_fc(const struct rule_table *t, uint32_t inv, bool smc)
 {
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_entries = 1024;
     c.smc_entries = 4096;
     c.emc_insert_inv_prob = inv;
@@ -308,6 +314,7 @@ static void rule_change_case(bool revalidate)
     rule_table_add(t, parse_rule("priority=10,ip,nw_dst=10.0.0.0/8 actions=output:1"));
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_insert_inv_prob = 1;
     c.emc_entries = 256;
     c.smc_entries = 256;
@@ -423,6 +430,7 @@ static void test_sweep_after_change(void **state)
     rule_table_add(t, parse_rule("priority=1,ip,nw_src=1.0.0.0/8 actions=output:1"));
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_entries = 64;
     c.emc_insert_inv_prob = 1;
     c.smc_entries = 64;
@@ -465,6 +473,7 @@ static void test_eviction(void **state)
     rule_table_add(t, parse_rule("priority=3,ip,nw_dst=10.0.0.3 actions=output:3"));
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_insert_inv_prob = 1;
     c.emc_entries = 64;
     c.smc_entries = 64;
@@ -499,6 +508,7 @@ static void test_long_call_chunks(void **state)
     rule_table_add(t, parse_rule("priority=3,ip,nw_dst=10.0.0.3 actions=output:3"));
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.megaflow_max = 2;
     struct fcache *fc = fcache_create(&c, t);
     assert_non_null(fc);
@@ -537,6 +547,7 @@ static void test_revalidate_budget(void **state)
     rule_table_add(t, parse_rule("priority=1,ip actions=output:2"));
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_insert_inv_prob = 0;
     struct fcache *fc = fcache_create(&c, t);
     assert_non_null(fc);
@@ -578,6 +589,7 @@ static void test_insertion_exact_count(void **state)
     rule_table_add(t, parse_rule("priority=1,ip actions=output:1"));
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_insert_inv_prob = 4;
     c.smc_enabled = false;
     c.seed = 99;
@@ -607,6 +619,7 @@ static void test_per_port_override(void **state)
     rule_table_add(t, parse_rule("priority=1,ip actions=output:1"));
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_insert_inv_prob = 0; /* EMC off ... */
     c.emc_port_inv_prob[2] = 1; /* ... except on port 2, always */
     struct fcache *fc = fcache_create(&c, t);
@@ -625,6 +638,7 @@ static void test_per_port_override(void **state)
 
     /* The opposite: global always, port 1 never. */
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_insert_inv_prob = 1;
     c.emc_port_inv_prob[1] = 0;
     fc = fcache_create(&c, t);
@@ -653,6 +667,7 @@ static void test_key_len_limit_paths(void **state)
     for (int smc = 0; smc <= 1; smc++) {
         struct fcache_cfg c;
         fcache_cfg_default(&c);
+        c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
         c.emc_insert_inv_prob = 1;
         c.emc_max_key_len = 120;
         c.smc_enabled = smc;
@@ -699,6 +714,7 @@ static void test_resort(void **state)
     rule_table_add(t, parse_rule("priority=4,ip,nw_dst=2.2.2.2 actions=output:2"));
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
     c.emc_insert_inv_prob = 0;
     c.smc_enabled = false;
     c.resort_interval_ns = 1000;
@@ -763,6 +779,137 @@ static void test_high_in_ports(void **state)
     assert_int_equal(s.classifiers, 1); /* shared by ports >= 64 */
     assert_int_equal(s.upcalls, 3);
     assert_int_equal(s.megaflow_hits, 6);
+    fcache_destroy(fc);
+    rule_table_destroy(t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The direct stage and the in_port-only shortcut                           */
+
+static struct fcache *mk_fc_direct(const struct rule_table *t, uint32_t direct)
+{
+    struct fcache_cfg c;
+    fcache_cfg_default(&c);
+    c.emc_entries = 1024;
+    c.smc_entries = 4096;
+    c.emc_insert_inv_prob = 1;
+    c.direct_subtables = direct;
+    struct fcache *fc = fcache_create(&c, t);
+    assert_non_null(fc);
+    return fc;
+}
+
+static void test_direct_stage(void **state)
+{
+    (void)state;
+    struct rule_table *t = rule_table_create();
+    rule_table_add(t, parse_rule("priority=5,in_port=1 actions=output:2"));
+    struct fcache *fc = mk_fc_direct(t, 1);
+    assert_true(fcache_port_direct(fc, 1)); /* no classifier yet */
+    assert_true(fcache_port_direct(fc, 7));
+
+    /* One batch of different flows from port 1: one upcall installs the
+     * in_port-only megaflow, the rest of the batch hits it. The hashes are
+     * garbage on purpose: a direct lookup must not read them. */
+    struct flow_key keys[8];
+    uint32_t h[8];
+    const struct action_list *out[8];
+    for (unsigned i = 0; i < 8; i++) {
+        key_ip(&keys[i], 1, 0x0a000000 + i, 0x0b000000 + 7 * i, (uint16_t)(1000 + i), 80);
+        h[i] = 0xdeadbeef;
+    }
+    keys[5].dl_type = 0x0806; /* not IP: a prerequisite fails below */
+    for (unsigned round = 0; round < 2; round++) {
+        fcache_lookup_batch(fc, keys, h, 8, out, 0);
+        for (unsigned i = 0; i < 8; i++)
+            assert_ptr_equal(out[i], expect(t, &keys[i]));
+    }
+    struct fcache_stats s = stats(fc);
+    assert_int_equal(s.lookups, 16);
+    assert_int_equal(s.direct, 16);
+    assert_int_equal(s.upcalls, 1);
+    assert_int_equal(s.megaflow_hits, 15);
+    assert_int_equal(s.subtable_lookups, 15); /* one subtable, probed once per batch */
+    assert_int_equal(s.emc_hits + s.smc_hits + s.emc_inserts + s.smc_inserts, 0);
+    assert_int_equal(s.subtables, 1);
+    assert_true(fcache_port_direct(fc, 1));
+    check_identity(fc);
+
+    /* Two more rules: a key that matches the first stops there (its mask),
+     * the others examine the second too (a wider mask). Port 1 gets two
+     * subtables and leaves the direct stage; its packets then fill the
+     * EMC. */
+    rule_table_add(t, parse_rule("priority=9,in_port=1,ip,nw_dst=11.0.0.7 actions=output:3"));
+    rule_table_add(t, parse_rule("priority=7,in_port=1,tcp,tp_src=1003 actions=output:4"));
+    lookup_check(fc, t, keys, 8, 0, out);
+    assert_int_equal(stats(fc).subtables, 2);
+    assert_false(fcache_port_direct(fc, 1));
+    assert_int_equal(out[1]->a[0].u.port, 3);
+    assert_int_equal(out[2]->a[0].u.port, 2);
+    assert_int_equal(out[3]->a[0].u.port, 4);
+    s = stats(fc);
+    lookup_check(fc, t, keys, 8, 0, out);
+    struct fcache_stats s2 = stats(fc);
+    assert_int_equal(s2.direct, s.direct);
+    assert_true(s2.emc_inserts > 0);
+    lookup_check(fc, t, keys, 8, 0, out);
+    assert_true(stats(fc).emc_hits > 0);
+    check_identity(fc);
+
+    /* direct_subtables = 2 keeps the two-mask port direct. */
+    fcache_destroy(fc);
+    fc = mk_fc_direct(t, 2);
+    for (unsigned round = 0; round < 3; round++)
+        lookup_check(fc, t, keys, 8, 0, out);
+    s = stats(fc);
+    assert_int_equal(s.direct, 24);
+    assert_int_equal(s.emc_inserts + s.smc_inserts, 0);
+    fcache_destroy(fc);
+
+    /* direct_subtables = 0: never direct. */
+    fc = mk_fc_direct(t, 0);
+    assert_false(fcache_port_direct(fc, 1));
+    lookup_check(fc, t, keys, 8, 0, out);
+    assert_int_equal(stats(fc).direct, 0);
+    fcache_destroy(fc);
+    rule_table_destroy(t);
+}
+
+/* Ports >= FCACHE_MAX_PORTS share one classifier, whose one subtable is
+ * in_port-only: the one-probe shortcut must still tell the ports apart in
+ * a mixed batch. */
+static void test_direct_shared_ports(void **state)
+{
+    (void)state;
+    struct rule_table *t = rule_table_create();
+    rule_table_add(t, parse_rule("priority=5,in_port=100 actions=output:1"));
+    rule_table_add(t, parse_rule("priority=5,in_port=200 actions=output:2"));
+    rule_table_add(t, parse_rule("priority=1 actions=output:9"));
+    struct fcache *fc = mk_fc_direct(t, 1);
+    static const uint32_t ports[] = {100, 200, 300, 100, 100, 300, 200, 64, 100, 65};
+    enum { N = sizeof ports / sizeof ports[0] };
+    struct flow_key keys[N];
+    uint32_t h[N];
+    const struct action_list *out[N];
+    for (unsigned i = 0; i < N; i++)
+        key_ip(&keys[i], ports[i], 0x01000000 + i, 0x02000000 + i, (uint16_t)i, 53);
+    for (unsigned round = 0; round < 4; round++) {
+        /* Rotate so every port leads a batch once. */
+        struct flow_key k2[N];
+        for (unsigned i = 0; i < N; i++) {
+            k2[i] = keys[(i + round) % N];
+            h[i] = 0;
+        }
+        fcache_lookup_batch(fc, k2, h, N, out, 0);
+        for (unsigned i = 0; i < N; i++)
+            assert_ptr_equal(out[i], expect(t, &k2[i]));
+    }
+    struct fcache_stats s = stats(fc);
+    assert_int_equal(s.classifiers, 1);
+    assert_int_equal(s.subtables, 1);
+    assert_int_equal(s.upcalls, 5); /* one megaflow per distinct port */
+    assert_int_equal(s.direct, s.lookups);
+    check_identity(fc);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -883,17 +1030,22 @@ struct diff_cfg {
     uint64_t resort_ns;
     bool revalidate;
     unsigned working_set;
+    uint32_t direct; /* direct_subtables */
 };
 
 static const struct diff_cfg diff_cfgs[] = {
-    {"small-2way-smc", 64, 2, 1, -1, 136, true, 64, 65535, 1000000, true, 200},
-    {"1way-inv3-nosmc-evict", 64, 1, 3, -1, 136, false, 0, 32, 50000, true, 300},
-    {"noemc-tinysmc-flush", 8192, 2, 0, -1, 136, true, 16, 16, 1000000000, false, 100},
-    {"classifier-only-resort", 8192, 2, 0, -1, 136, false, 0, 65535, 0, true, 500},
-    {"port-override-keylen", 256, 2, 1, 0, 120, true, 1024, 100, 10000, true, 300},
-    {"defaults", 8192, 2, 100, -1, 136, true, 1u << 20, 65535, 1000000000, true, 2000},
-    {"megaflow-max-1", 16, 2, 1, -1, 136, true, 8, 1, 1000, true, 50},
-    {"1way-flush", 128, 1, 1, 2, 136, true, 256, 65535, 100000, false, 1000},
+    {"small-2way-smc", 64, 2, 1, -1, 136, true, 64, 65535, 1000000, true, 200, 0},
+    {"1way-inv3-nosmc-evict", 64, 1, 3, -1, 136, false, 0, 32, 50000, true, 300, 0},
+    {"noemc-tinysmc-flush", 8192, 2, 0, -1, 136, true, 16, 16, 1000000000, false, 100, 0},
+    {"classifier-only-resort", 8192, 2, 0, -1, 136, false, 0, 65535, 0, true, 500, 0},
+    {"port-override-keylen", 256, 2, 1, 0, 120, true, 1024, 100, 10000, true, 300, 0},
+    {"defaults", 8192, 2, 100, -1, 136, true, 1u << 20, 65535, 1000000000, true, 2000, 0},
+    {"megaflow-max-1", 16, 2, 1, -1, 136, true, 8, 1, 1000, true, 50, 0},
+    {"1way-flush", 128, 1, 1, 2, 136, true, 256, 65535, 100000, false, 1000, 0},
+    /* The direct stage: ports with few subtables skip the EMC and SMC. */
+    {"direct-1", 64, 2, 1, -1, 136, true, 64, 65535, 1000000, true, 300, 1},
+    {"direct-4-evict", 64, 1, 1, -1, 136, true, 64, 32, 50000, true, 300, 4},
+    {"direct-64-flush", 64, 2, 1, -1, 136, true, 64, 65535, 100000, false, 500, 64},
 };
 
 static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
@@ -908,6 +1060,7 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
 
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = dc->direct;
     c.emc_entries = dc->emc_entries;
     c.emc_ways = dc->ways;
     c.emc_insert_inv_prob = dc->inv;
@@ -996,6 +1149,9 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
     sum->emc_hits += s.emc_hits;
     sum->smc_hits += s.smc_hits;
     sum->megaflow_hits += s.megaflow_hits;
+    sum->direct += s.direct;
+    sum->emc_inserts += s.emc_inserts;
+    sum->smc_inserts += s.smc_inserts;
     sum->upcalls += s.upcalls;
     sum->upcall_misses += s.upcall_misses;
     sum->megaflows_evicted += s.megaflows_evicted;
@@ -1034,14 +1190,24 @@ static void check_coverage(const struct diff_cfg *dc, const struct fcache_stats 
     assert_true(s->megaflow_hits > 0);
     assert_true(s->upcall_misses > 0);
     assert_true(s->megaflows_flushed > 0);
-    if (dc->inv)
-        assert_true(s->emc_hits > 0);
+    assert_true(s->direct <= s->megaflow_hits + s->upcalls);
+    if (dc->direct == 0)
+        assert_int_equal(s->direct, 0);
     else
-        assert_int_equal(s->emc_hits, 0);
-    if (dc->smc)
-        assert_true(s->smc_hits > 0);
-    else
-        assert_int_equal(s->smc_hits, 0);
+        assert_true(s->direct > 0);
+    if (dc->direct >= FCACHE_DIRECT_MAX) { /* the rule sets never reach 64 masks */
+        assert_int_equal(s->direct, s->lookups);
+        assert_int_equal(s->emc_hits + s->smc_hits + s->emc_inserts + s->smc_inserts, 0);
+    } else {
+        if (dc->inv)
+            assert_true(s->emc_hits > 0);
+        else
+            assert_int_equal(s->emc_hits, 0);
+        if (dc->smc)
+            assert_true(s->smc_hits > 0);
+        else
+            assert_int_equal(s->smc_hits, 0);
+    }
     if (dc->mf_max < 1000)
         assert_true(s->megaflows_evicted > 0);
     if (dc->revalidate)
@@ -1050,7 +1216,7 @@ static void check_coverage(const struct diff_cfg *dc, const struct fcache_stats 
         assert_int_equal(s->megaflows_revalidated, 0);
     if (dc->max_key_len < 136 && dc->inv)
         assert_true(s->emc_insert_too_long > 0);
-    if (dc->inv == 1)
+    if (dc->inv == 1 && dc->direct < FCACHE_DIRECT_MAX)
         assert_true(s->emc_swept > 0);
 }
 
@@ -1103,6 +1269,8 @@ int main(void)
         cmocka_unit_test(test_key_len_limit_paths),
         cmocka_unit_test(test_resort),
         cmocka_unit_test(test_high_in_ports),
+        cmocka_unit_test(test_direct_stage),
+        cmocka_unit_test(test_direct_shared_ports),
         cmocka_unit_test(test_differential),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
