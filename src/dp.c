@@ -286,6 +286,22 @@ static void dp_output_cb(void *aux, struct pkt *pkt, uint16_t port)
     txq_enqueue(&pmd->txq[port], pkt, pmd->now);
 }
 
+/* Output of a run of packets whose whole action list is one output to
+ * 'port': what dp_output_cb() does per packet, with one enqueue for the run
+ * when there is nothing to do per packet (a device port, no PARTIAL packet
+ * in the rx batch). */
+static void dp_output_run(struct dp_pmd *pmd, struct pkt **pkts, unsigned n, uint16_t port)
+{
+    const struct dp *dp = pmd->dp;
+    if (port >= dp->n_ports || dp->ports[port].tunnel || !dp->ports[port].dev ||
+        (FS_CSUM_MACHINERY && (pmd->rx_flags & PKT_BATCH_F_PARTIAL))) {
+        for (unsigned i = 0; i < n; i++)
+            dp_output_cb(pmd, pkts[i], port);
+        return;
+    }
+    txq_enqueue_burst(&pmd->txq[port], pkts, n, pmd->now);
+}
+
 /* Counts the PARTIAL and BAD verdicts a packet arrived with. Only called
  * for batches whose summary says some packet is PARTIAL or BAD:
  * GOOD/UNKNOWN batches skip it entirely (devices count their own GOOD
@@ -412,11 +428,23 @@ void dp_pmd_process(struct dp_pmd *pmd)
         .drop = dp_drop_cb,
         .copies = 0,
     };
-    for (unsigned i = 0; i < n; i++) {
-        if (!acts[i])
+    for (unsigned i = 0; i < n;) {
+        const struct action_list *a = acts[i];
+        if (a && a->n == 1 && a->a[0].type == ACT_OUTPUT) {
+            /* The common case, as OVS batches per flow: a run of packets
+             * that only go out of one port. */
+            unsigned j = i + 1;
+            while (j < n && acts[j] == a)
+                j++;
+            dp_output_run(pmd, &pkts[i], j - i, a->a[0].u.port);
+            i = j;
+            continue;
+        }
+        if (!a)
             dp_drop_cb(pmd, pkts[i], DROP_no_rule);
         else
-            actions_execute(&ctx, pkts[i], &keys[i], acts[i]);
+            actions_execute(&ctx, pkts[i], &keys[i], a);
+        i++;
     }
     pmd->copies += ctx.copies;
 }
@@ -443,12 +471,14 @@ static unsigned dp_pmd_poll_rxq(struct dp_pmd *pmd, unsigned port_no, unsigned q
     if (n <= 0)
         return 0;
     struct dp_port_stats *ps = &pmd->port_stats[port_no];
+    uint64_t bytes = 0;
     for (unsigned k = 0; k < pmd->rx.count; k++) {
         struct pkt *p = pmd->rx.pkts[k];
         p->in_port = port->port_no;
-        ps->rx_packets++;
-        ps->rx_bytes += p->len;
+        bytes += p->len;
     }
+    ps->rx_packets += pmd->rx.count;
+    ps->rx_bytes += bytes;
     unsigned got = pmd->rx.count;
     dp_pmd_process(pmd);
     dp_pmd_flush_due(pmd);

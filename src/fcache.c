@@ -469,12 +469,28 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
             hits = classifier_lookup_batch(fc->cls[port], keys, pmap, idx,
                                            &fc->st.subtable_lookups,
                                            &fc->st.subtable_lookups_miss);
-        for (uint32_t b = hits; b; b &= b - 1) {
+        /* Direct hits need no cache inserts: a tight loop, counters kept
+         * in registers (a batch often shares one megaflow). */
+        uint32_t dhits = hits & direct;
+        uint32_t last = CLS_IDX_NONE;
+        const struct action_list *la = NULL;
+        uint64_t no_rule = 0;
+        for (uint32_t b = dhits; b; b &= b - 1) {
+            unsigned i = (unsigned)__builtin_ctz(b);
+            if (idx[i] != last) {
+                last = idx[i];
+                struct cls_megaflow *mf = cls_flow(f, last);
+                mf->ref = 1;
+                la = mf->actions;
+            }
+            out[i] = la;
+            no_rule += la == NULL;
+        }
+        fc->st.no_rule += no_rule;
+        fc->st.megaflow_hits += (unsigned)__builtin_popcount(hits);
+        for (uint32_t b = hits & ~direct; b; b &= b - 1) {
             unsigned i = (unsigned)__builtin_ctz(b);
             out[i] = fcache_answer(fc, idx[i]);
-            fc->st.megaflow_hits++;
-            if (direct >> i & 1)
-                continue;
             fcache_smc_insert(fc, hashes[i], idx[i]);
             if (fc->emc)
                 fcache_emc_maybe_insert(fc, &keys[i], hashes[i], idx[i]);

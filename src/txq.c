@@ -74,6 +74,26 @@ void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now)
     q->count = (uint16_t)(i + 1);
 }
 
+void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint64_t now)
+{
+    while (n) {
+        if (q->count >= PKT_BATCH_MAX)
+            txq_flush(q, now);
+        unsigned i = q->count, k = PKT_BATCH_MAX - i;
+        if (k > n)
+            k = n;
+        if (i == 0)
+            q->first_ns = now;
+        for (unsigned j = 0; j < k; j++) {
+            q->pkts[i + j] = pkts[j];
+            q->enq_ns[i + j] = now;
+        }
+        q->count = (uint16_t)(i + k);
+        pkts += k;
+        n -= k;
+    }
+}
+
 /* Frees pkts[from..n) and counts them under 'reason'. */
 static void txq_drop_tail(struct txq *q, unsigned from, unsigned n,
                           enum drop_reason reason)
@@ -99,6 +119,7 @@ void txq_flush(struct txq *q, uint64_t now)
     uint64_t prev_enq = q->enq_ns[0];
     uint64_t max_wait = now > prev_enq ? now - prev_enq : 0;
     unsigned bucket = txq_wait_bucket(max_wait);
+    unsigned run = 0; /* packets of the current bucket not yet counted */
     cum_bytes[0] = 0;
     for (unsigned i = 0; i < n; i++) {
         struct pkt *p = q->pkts[i];
@@ -110,10 +131,13 @@ void txq_flush(struct txq *q, uint64_t now)
             uint64_t w = now > e ? now - e : 0;
             if (w > max_wait)
                 max_wait = w;
+            st->wait_hist[bucket] += run;
+            run = 0;
             bucket = txq_wait_bucket(w);
         }
-        st->wait_hist[bucket]++;
+        run++;
     }
+    st->wait_hist[bucket] += run;
     if (max_wait > st->wait_max_ns)
         st->wait_max_ns = max_wait;
     q->count = 0;

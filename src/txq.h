@@ -48,6 +48,10 @@ void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
 /* Queues pkt (taking ownership); sends the queue first if it is full. */
 void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now);
 
+/* Queues pkts[0..n) in order (taking ownership): the same as n calls of
+ * txq_enqueue(), with one copy per chunk. */
+void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint64_t now);
+
 /* Sends everything queued now (with retries). */
 void txq_flush(struct txq *q, uint64_t now);
 

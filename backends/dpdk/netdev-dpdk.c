@@ -787,13 +787,14 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
      * freed: only the arrays are read). Mbufs made for foreign packets that
      * were not sent go back to the pool; the foreign packets of the sent
      * prefix are freed (their copy left). */
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, offloaded = 0;
     for (int i = 0; i < (int)sent; i++) {
         bytes += lens[i];
-        qs->offload += offl[i];
+        offloaded += offl[i];
         if (foreign[i])
             pkt_free(pkts[i]);
     }
+    qs->offload += offloaded;
     for (int i = sent; i < built; i++)
         if (foreign[i])
             rte_pktmbuf_free(m[i]);
