@@ -443,7 +443,12 @@ static void test_sweep_long(void **state)
         static const size_t edges[] = {
             65536,      65536 + 431, 65536 + 432, 65536 + 433, 131072 - 1,
             131072,     131072 + 1,  131072 + 2,  131072 + 432, 65536 * 3,
-            65536 * 3 + 500, 300 * 1024};
+            65536 * 3 + 500, 300 * 1024,
+            /* avx2_wide(): whole 304-byte steps and one short of / past
+             * them, a full 128 KiB block and 64 KiB blocks plus a rest */
+            9120 - 2,   9120,        9120 + 2,    9120 + 30,   9120 + 32,
+            9120 + 302, 65536 + 304, 65536 + 302, 131072 - 2,  131072 - 304,
+            65536 * 2 + 304};
         const int ne = (int)(sizeof edges / sizeof edges[0]);
         int rounds = ne + (quick() ? 4 : 40);
         for (int j = 0; j < rounds; j++) {
