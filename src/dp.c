@@ -379,6 +379,7 @@ void dp_pmd_process(struct dp_pmd *pmd)
     struct flow_key keys[PKT_BATCH_MAX];
     struct pkt *pkts[PKT_BATCH_MAX];
     const struct action_list *acts[PKT_BATCH_MAX];
+    uint32_t hashes[PKT_BATCH_MAX];
     unsigned n = 0;
     bool verdicts = FS_CSUM_MACHINERY && (b->flags & (PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL));
     /* flow_hash() feeds the EMC/SMC and the VXLAN source port: packets of a
@@ -412,14 +413,13 @@ void dp_pmd_process(struct dp_pmd *pmd)
             hash_port = p->in_port;
             need_hash = pmd->dp->has_tunnels || !fcache_port_direct(pmd->fc, hash_port);
         }
-        p->hash = need_hash ? flow_hash(&keys[n], 0) : 0;
+        hashes[n] = p->hash = need_hash ? flow_hash(&keys[n], 0) : 0;
         pkts[n++] = p;
     }
     pkt_batch_init(b);
+    if (n == 0) /* all dropped: the caches' housekeeping waits for packets */
+        return;
 
-    uint32_t hashes[PKT_BATCH_MAX];
-    for (unsigned i = 0; i < n; i++)
-        hashes[i] = pkts[i]->hash;
     fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
 
     struct action_ctx ctx = {

@@ -383,9 +383,16 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     uint32_t direct = 0; /* packets that skip the EMC and SMC */
 
     fc->st.lookups += n;
+    /* A batch normally comes from one port: then one test decides. */
+    bool uniform = true;
+    for (unsigned i = 1; i < n; i++)
+        uniform &= keys[i].in_port == keys[0].in_port;
     if (fc->cfg.direct_subtables) {
-        for (unsigned i = 0; i < n; i++)
-            direct |= (uint32_t)fcache_direct(fc, fcache_port(keys[i].in_port)) << i;
+        if (uniform)
+            direct = fcache_direct(fc, fcache_port(keys[0].in_port)) ? miss : 0;
+        else
+            for (unsigned i = 0; i < n; i++)
+                direct |= (uint32_t)fcache_direct(fc, fcache_port(keys[i].in_port)) << i;
         miss &= ~direct;
         fc->st.direct += (unsigned)__builtin_popcount(direct);
     }
@@ -457,8 +464,8 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     miss = 0;
     while (todo) {
         uint32_t port = fcache_port(keys[__builtin_ctz(todo)].in_port);
-        uint32_t pmap = 0;
-        for (uint32_t b = todo; b; b &= b - 1) {
+        uint32_t pmap = uniform ? todo : 0;
+        for (uint32_t b = pmap ? 0 : todo; b; b &= b - 1) {
             unsigned i = (unsigned)__builtin_ctz(b);
             if (fcache_port(keys[i].in_port) == port)
                 pmap |= 1u << i;

@@ -147,6 +147,25 @@ static inline struct pkt *dpdkdev_mbuf_pkt(struct rte_mbuf *m)
     return rte_mbuf_to_priv(m);
 }
 
+/* Points the struct pkt in m's private area at m: the fields that stay
+ * the same for the mbuf's whole life (buffer, ops, owner). */
+static void dpdkdev_pkt_bind(struct rte_mbuf *m)
+{
+    struct pkt *p = dpdkdev_mbuf_pkt(m);
+    p->buf = m->buf_addr;
+    p->buf_size = m->buf_len;
+    p->ops = &dpdkdev_pkt_ops;
+    p->owner = m;
+}
+
+static void dpdkdev_pkt_bind_obj(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
+{
+    (void)mp;
+    (void)arg;
+    (void)idx;
+    dpdkdev_pkt_bind(obj);
+}
+
 static inline enum csum_state dpdkdev_ip_state(uint64_t f)
 {
     switch (f & RTE_MBUF_F_RX_IP_CKSUM_MASK) {
@@ -473,6 +492,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
                         dp->devname, mbufs, rte_strerror(rte_errno));
         goto fail;
     }
+    rte_mempool_obj_iter(dp->pool, dpdkdev_pkt_bind_obj, NULL);
     for (unsigned q = 0; q < dp->n_rxq; q++) {
         struct rte_eth_rxconf rxc = info.default_rxconf;
         rxc.offloads = dp->rx_ol;
@@ -601,12 +621,13 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
             qs->copied++;
         }
         struct pkt *p = dpdkdev_mbuf_pkt(mb);
-        p->buf = mb->buf_addr;
-        p->buf_size = mb->buf_len;
+        /* Direct mbufs of our pool were bound when it was made; others,
+         * and mbufs whose buffer is attached (indirect, external), now. */
+        if (unlikely(mb->pool != dp->pool ||
+                     (mb->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL))))
+            dpdkdev_pkt_bind(mb);
         p->data = (uint8_t *)mb->buf_addr + mb->data_off;
         p->len = mb->pkt_len;
-        p->ops = &dpdkdev_pkt_ops;
-        p->owner = mb;
         pkt_reset_meta(p);
         p->ts = now;
         if (verdicts) {
@@ -726,21 +747,23 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
         }
     }
 
-    /* Build the mbuf array: sync owned mbufs, copy foreign packets. */
-    uint32_t lens[PKT_BATCH_MAX];
-    bool offl[PKT_BATCH_MAX], foreign[PKT_BATCH_MAX];
+    /* Build the mbuf array: sync owned mbufs, copy foreign packets. Bit k
+     * of offl / foreign: packet k was given offload requests / is a copy. */
+    uint32_t offl = 0, foreign = 0;
+    uint64_t bytes = 0;
     int k = 0;
-    bool want_prep = false;
     int err = 0;
     for (; k < n; k++) {
         struct pkt *p = pkts[k];
-        if (pkt_csum_any_partial(p) && !dpdkdev_can_offload(dp, p))
+        bool partial = pkt_csum_any_partial(p);
+        if (unlikely(partial) && !dpdkdev_can_offload(dp, p)) {
             dpdkdev_sw_complete(qs, p);
+            partial = pkt_csum_any_partial(p);
+        }
         struct rte_mbuf *mb;
-        if (p->ops == &dpdkdev_pkt_ops) {
+        if (likely(p->ops == &dpdkdev_pkt_ops)) {
             mb = p->owner;
-            uint32_t off = (uint32_t)(p->data - (uint8_t *)mb->buf_addr);
-            mb->data_off = (uint16_t)off;
+            mb->data_off = (uint16_t)(p->data - (uint8_t *)mb->buf_addr);
             mb->pkt_len = p->len;
             mb->data_len = (uint16_t)p->len;
         } else {
@@ -758,19 +781,18 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
             mb->pkt_len = p->len;
             mb->data_len = (uint16_t)p->len;
             qs->copied++;
+            foreign |= 1u << k;
         }
-        offl[k] = pkt_csum_any_partial(p) && dpdkdev_tx_offload(dp, p, mb);
-        if (offl[k])
-            want_prep = true;
+        if (unlikely(partial) && dpdkdev_tx_offload(dp, p, mb))
+            offl |= 1u << k;
         else
             mb->ol_flags &= ~(uint64_t)DPDKDEV_TX_FLAGS;
-        lens[k] = p->len;
-        foreign[k] = p->ops != &dpdkdev_pkt_ops;
+        bytes += p->len;
         m[k] = mb;
     }
     int built = k;
     int ok = built;
-    if (want_prep && built) {
+    if (offl && built) {
         ok = rte_eth_tx_prepare(dp->port_id, (uint16_t)dq, m, (uint16_t)built);
         if (ok < built)
             qs->prep_failed++;
@@ -784,25 +806,25 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
         rte_spinlock_unlock(&dp->txq_lock[dq]);
 
     /* Accepted: the sent prefix (an mbuf-backed pkt of it may already be
-     * freed: only the arrays are read). Mbufs made for foreign packets that
-     * were not sent go back to the pool; the foreign packets of the sent
-     * prefix are freed (their copy left). */
-    uint64_t bytes = 0, offloaded = 0;
-    for (int i = 0; i < (int)sent; i++) {
-        bytes += lens[i];
-        offloaded += offl[i];
-        if (foreign[i])
-            pkt_free(pkts[i]);
-    }
-    qs->offload += offloaded;
+     * freed: only the arrays and the unsent packets are read). Mbufs made
+     * for foreign packets that were not sent go back to the pool; the
+     * foreign packets of the sent prefix are freed (their copy left). */
+    uint32_t sent_map = sent >= 32 ? UINT32_MAX : (1u << sent) - 1;
     for (int i = sent; i < built; i++)
-        if (foreign[i])
+        bytes -= pkts[i]->len;
+    for (uint32_t f = foreign; f; f &= f - 1) {
+        int i = __builtin_ctz(f);
+        if (i < (int)sent)
+            pkt_free(pkts[i]);
+        else if (i < built)
             rte_pktmbuf_free(m[i]);
+    }
+    qs->offload += (unsigned)__builtin_popcount(offl & sent_map);
     qs->packets += sent;
     qs->bytes += bytes;
     if (sent == 0 && err)
         return err;
-    if (sent == 0 && ok == 0 && built > 0 && want_prep) {
+    if (sent == 0 && ok == 0 && built > 0 && offl) {
         qs->errors++;
         return -EINVAL; /* the first packet cannot be prepared */
     }
