@@ -221,6 +221,10 @@ static struct rule_table *make_rules_wide(void)
 static void stage_cfg(struct fcache_cfg *c, enum stage st)
 {
     fcache_cfg_default(c);
+    /* Every stage as named, also with one subtable (where the default
+     * direct stage would skip the EMC and SMC: it is what the classifier
+     * stage measures). */
+    c->direct_subtables = 0;
     if (st == ST_EMC)
         c->smc_enabled = false;
     if (st == ST_CLS) {
@@ -312,6 +316,7 @@ static double emc_miss_ratio(struct bench *b, unsigned ways, uint32_t entries, u
     struct rule_table *t = make_rules(S);
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0;
     c.emc_entries = entries;
     c.emc_ways = ways;
     c.emc_insert_inv_prob = 1;
@@ -338,6 +343,7 @@ static int ipp_run(uint64_t n)
     struct rule_table *t = make_rules(1);
     struct fcache_cfg c;
     fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* the EMC-hit path */
     struct fcache *fc = fcache_create(&c, t);
     uint64_t pos = 0;
     run_packets(&b, fc, 1, n, &pos);

@@ -390,8 +390,8 @@ uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *ke
              * probe per batch (OVS's "simple match"). Keys of other
              * in_ports (the shared classifier) take the general path. */
             unsigned i0 = (unsigned)__builtin_ctz(remaining);
-            uint32_t same = 0;
-            for (uint32_t b = remaining; b; b &= b - 1) {
+            uint32_t same = c->one_port ? remaining : 0;
+            for (uint32_t b = same ? 0 : remaining; b; b &= b - 1) {
                 unsigned i = (unsigned)__builtin_ctz(b);
                 same |= (uint32_t)(keys[i].in_port == keys[i0].in_port) << i;
             }

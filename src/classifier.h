@@ -107,6 +107,8 @@ struct classifier {
     unsigned n_st, cap_st;
     uint32_t n_flows;
     bool prefetch;  /* prefetch hash-table buckets in batch lookups (default) */
+    bool one_port;  /* every key looked up has the same in_port (the owner
+                     * sets it; default false: compared per key) */
 };
 
 /* Zeroed, 64-byte aligned memory for the large tables. Blocks of 2 MiB or

@@ -373,6 +373,68 @@ static bool dp_decap(struct dp_pmd *pmd, struct pkt *p, struct flow_key *key)
     return true;
 }
 
+/* How much of dp_extract() a batch needs. */
+enum dp_extract_mode {
+    DP_X_LAYOUT, /* checks and layout only: the answer needs no key */
+    DP_X_KEYS,   /* also the keys: nothing else to do for this batch */
+    DP_X_FULL,   /* also decapsulation, verdicts, the bad-csum policy, hashes */
+};
+
+/* The front half of dp_pmd_process(): drops truncated and unparsable
+ * packets, decapsulates, applies the bad-csum policy and hashes; returns
+ * the packets left (pkts, their keys and hashes as the mode needs). Always
+ * inlined with a constant mode: the common batches (no checksum verdicts
+ * to judge, no tunnel anywhere, a port the caches look up directly or
+ * without keys) get a tight parse loop. */
+static inline __attribute__((always_inline)) unsigned
+dp_extract(struct dp_pmd *pmd, struct pkt_batch *b, struct flow_key *keys,
+           struct pkt **pkts, uint32_t *hashes, bool verdicts,
+           const enum dp_extract_mode mode)
+{
+    const bool general = mode == DP_X_FULL;
+    /* flow_hash() feeds the EMC/SMC and the VXLAN source port: packets of a
+     * port the caches look up directly need none (fcache_port_direct()). */
+    uint32_t hash_port = UINT32_MAX;
+    bool need_hash = true;
+    uint64_t parsed_ok = 0;
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < b->count; i++) {
+        struct pkt *p = b->pkts[i];
+        if (p->flags & PKT_F_TRUNCATED) {
+            dp_drop_cb(pmd, p, DROP_rx_truncated);
+            continue;
+        }
+        if (general && verdicts)
+            dp_rx_verdicts(pmd, p);
+        enum parse_result r = mode == DP_X_LAYOUT ? parse_pkt_layout(p) : parse_pkt(p, &keys[n]);
+        if (r != PARSE_OK) {
+            pmd->parse_results[r]++;
+            dp_drop_cb(pmd, p, DROP_parse_error);
+            continue;
+        }
+        parsed_ok++;
+        if (general) {
+            /* Decapsulation judges the outer verdicts itself
+             * (tunnel_bad_csum) and resets them; the bad-csum policy sees
+             * what is left. */
+            if (pmd->dp->ports[p->in_port].n_tnls && p->l4_proto == 17 &&
+                !dp_decap(pmd, p, &keys[n]))
+                continue;
+            if (verdicts && !dp_bad_csum_policy(pmd, p))
+                continue;
+            if (p->in_port != hash_port) {
+                hash_port = p->in_port;
+                need_hash = pmd->dp->has_tunnels || !fcache_port_direct(pmd->fc, hash_port);
+            }
+            hashes[n] = p->hash = need_hash ? flow_hash(&keys[n], 0) : 0;
+        }
+        pkts[n++] = p;
+    }
+    pmd->parse_results[PARSE_OK] += parsed_ok;
+    return n;
+}
+
 void dp_pmd_process(struct dp_pmd *pmd)
 {
     struct pkt_batch *b = &pmd->rx;
@@ -380,47 +442,34 @@ void dp_pmd_process(struct dp_pmd *pmd)
     struct pkt *pkts[PKT_BATCH_MAX];
     const struct action_list *acts[PKT_BATCH_MAX];
     uint32_t hashes[PKT_BATCH_MAX];
-    unsigned n = 0;
     bool verdicts = FS_CSUM_MACHINERY && (b->flags & (PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL));
-    /* flow_hash() feeds the EMC/SMC and the VXLAN source port: packets of a
-     * port the caches look up directly need none (fcache_port_direct()). */
-    uint32_t hash_port = UINT32_MAX;
-    bool need_hash = true;
+    unsigned n;
 
     pmd->rx_flags = b->flags;
-    for (unsigned i = 0; i < b->count; i++) {
-        struct pkt *p = b->pkts[i];
-        if (p->flags & PKT_F_TRUNCATED) {
-            dp_drop_cb(pmd, p, DROP_rx_truncated);
-            continue;
-        }
-        if (verdicts)
-            dp_rx_verdicts(pmd, p);
-        enum parse_result r = parse_pkt(p, &keys[n]);
-        pmd->parse_results[r]++;
-        if (r != PARSE_OK) {
-            dp_drop_cb(pmd, p, DROP_parse_error);
-            continue;
-        }
-        /* Decapsulation judges the outer verdicts itself (tunnel_bad_csum)
-         * and resets them; the bad-csum policy sees what is left. */
-        if (pmd->dp->ports[p->in_port].n_tnls && p->l4_proto == 17 &&
-            !dp_decap(pmd, p, &keys[n]))
-            continue;
-        if (verdicts && !dp_bad_csum_policy(pmd, p))
-            continue;
-        if (p->in_port != hash_port) {
-            hash_port = p->in_port;
-            need_hash = pmd->dp->has_tunnels || !fcache_port_direct(pmd->fc, hash_port);
-        }
-        hashes[n] = p->hash = need_hash ? flow_hash(&keys[n], 0) : 0;
-        pkts[n++] = p;
-    }
-    pkt_batch_init(b);
-    if (n == 0) /* all dropped: the caches' housekeeping waits for packets */
+    if (b->count == 0) {
+        pkt_batch_init(b);
         return;
-
-    fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
+    }
+    /* An rx batch comes from one port (dp_pmd_poll_rxq()); only
+     * decapsulation changes a packet's in_port. */
+    uint32_t port = b->pkts[0]->in_port;
+    bool plain = !verdicts && !pmd->dp->has_tunnels;
+    const struct action_list *simple;
+    fcache_sync(pmd->fc, pmd->now);
+    if (plain && fcache_port_simple(pmd->fc, port, &simple) &&
+        (!simple || (simple->n == 1 && simple->a[0].type == ACT_OUTPUT))) {
+        /* One answer for the port, an output or a drop: no key needed. */
+        n = dp_extract(pmd, b, NULL, pkts, NULL, false, DP_X_LAYOUT);
+        pkt_batch_init(b);
+        fcache_lookup_port(pmd->fc, port, n, acts);
+    } else {
+        if (plain && fcache_port_direct(pmd->fc, port))
+            n = dp_extract(pmd, b, keys, pkts, hashes, false, DP_X_KEYS);
+        else
+            n = dp_extract(pmd, b, keys, pkts, hashes, verdicts, DP_X_FULL);
+        pkt_batch_init(b);
+        fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
+    }
 
     struct action_ctx ctx = {
         .aux = pmd,

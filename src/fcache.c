@@ -265,6 +265,7 @@ static struct classifier *fcache_cls_get(struct fcache *fc, unsigned port)
             return NULL;
         classifier_init(c, &fc->flows);
         c->prefetch = fc->cfg.prefetch;
+        c->one_port = port < FCACHE_MAX_PORTS; /* the last one is shared */
         fc->cls[port] = c;
     }
     return fc->cls[port];
@@ -530,9 +531,7 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     }
 }
 
-void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
-                         const uint32_t *hashes, unsigned n,
-                         const struct action_list **out, uint64_t now)
+void fcache_sync(struct fcache *fc, uint64_t now)
 {
     /* The previous call's answers are no longer in use. */
     fcache_drain_deferred(fc);
@@ -549,6 +548,66 @@ void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
         fc->next_resort = now + fc->cfg.resort_interval_ns;
         fc->st.resorts++;
     }
+}
+
+/* The megaflow that answers every packet of in_port, if there is one: the
+ * port's own classifier (not the shared one) in the direct stage, whose
+ * only subtable covers in_port alone. */
+static uint32_t fcache_port_megaflow(const struct fcache *fc, uint32_t in_port)
+{
+    if (!fc->cfg.direct_subtables || in_port >= FCACHE_MAX_PORTS)
+        return CLS_IDX_NONE;
+    const struct classifier *c = fc->cls[in_port];
+    if (!c || c->n_st != 1 || !c->vec[0]->in_port_only)
+        return CLS_IDX_NONE;
+    struct flow_key k;
+    flow_key_zero(&k);
+    k.in_port = in_port;
+    const struct cls_subtable *st = c->vec[0];
+    return cls_subtable_lookup(st, &fc->flows, &k, cls_hash(st, &k));
+}
+
+bool fcache_port_simple(const struct fcache *fc, uint32_t in_port,
+                        const struct action_list **answer)
+{
+    uint32_t x = fcache_port_megaflow(fc, in_port);
+    if (x == CLS_IDX_NONE)
+        return false;
+    *answer = cls_flow(&fc->flows, x)->actions;
+    return true;
+}
+
+void fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n,
+                        const struct action_list **out)
+{
+    uint32_t x = fcache_port_megaflow(fc, in_port);
+    if (x == CLS_IDX_NONE || n == 0) {
+        /* Not simple: the caller broke the contract. Answer nothing. */
+        for (unsigned i = 0; i < n; i++)
+            out[i] = NULL;
+        fc->st.lookups += n;
+        fc->st.upcalls += n;
+        fc->st.no_rule += n;
+        return;
+    }
+    struct cls_megaflow *mf = cls_flow(&fc->flows, x);
+    const struct action_list *a = mf->actions;
+    mf->ref = 1;
+    mf->st->hits += n;
+    for (unsigned i = 0; i < n; i++)
+        out[i] = a;
+    fc->st.lookups += n;
+    fc->st.direct += n;
+    fc->st.megaflow_hits += n;
+    fc->st.subtable_lookups += n;
+    fc->st.no_rule += a == NULL ? n : 0;
+}
+
+void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
+                         const uint32_t *hashes, unsigned n,
+                         const struct action_list **out, uint64_t now)
+{
+    fcache_sync(fc, now);
     for (unsigned done = 0; done < n; done += PKT_BATCH_MAX) {
         unsigned c = n - done < PKT_BATCH_MAX ? n - done : PKT_BATCH_MAX;
         fcache_lookup_chunk(fc, keys + done, hashes + done, c, out + done);

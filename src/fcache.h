@@ -183,6 +183,27 @@ void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
                          const uint32_t *hashes, unsigned n,
                          const struct action_list **out, uint64_t now);
 
+/* Applies what changed since the last call: a new rule-table version
+ * (revalidation or flush), the previous call's deferred frees, subtable
+ * re-ranking when due. fcache_lookup_batch() starts with it; call it before
+ * fcache_port_simple() so that the answer holds for the lookup after it. */
+void fcache_sync(struct fcache *fc, uint64_t now);
+
+/* True if every packet of in_port gets one answer whatever its key (the
+ * port's classifier is direct and its only subtable covers in_port alone,
+ * OVS's "simple match"); then *answer is that action list (NULL: no rule).
+ * Holds until the next fcache_sync(), lookup or flush. */
+bool fcache_port_simple(const struct fcache *fc, uint32_t in_port,
+                        const struct action_list **answer);
+
+/* Looks up n packets of in_port without their keys, after
+ * fcache_port_simple() said true (and nothing ran on fc since): out[i] is
+ * the port's answer; counted as direct megaflow hits. Without a simple
+ * answer every packet is answered NULL (counted as upcalls without a
+ * rule). */
+void fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n,
+                        const struct action_list **out);
+
 void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st);
 
 void fcache_get_memory(const struct fcache *fc, struct fcache_memory *m);

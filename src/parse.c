@@ -323,12 +323,16 @@ static inline enum parse_result parse_arp(struct pkt *pkt, struct flow_key *key,
     return PARSE_OK;
 }
 
-enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key)
+/* parse_pkt(), and without a key for parse_pkt_layout(): with zero false
+ * *key is scratch that is written, never read before written. */
+static inline __attribute__((always_inline)) enum parse_result
+parse_pkt_into(struct pkt *pkt, struct flow_key *key, const bool zero)
 {
     const uint8_t *d = pkt->data;
     uint32_t len = pkt->len;
 
-    flow_key_zero(key);
+    if (zero)
+        flow_key_zero(key);
     key->in_port = pkt->in_port;
     pkt->l3_ofs = PKT_OFS_NONE;
     pkt->l4_ofs = PKT_OFS_NONE;
@@ -377,4 +381,15 @@ enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key)
     default:
         return PARSE_OK;
     }
+}
+
+enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key)
+{
+    return parse_pkt_into(pkt, key, true);
+}
+
+enum parse_result parse_pkt_layout(struct pkt *pkt)
+{
+    struct flow_key scratch; /* its stores are dead: the compiler drops them */
+    return parse_pkt_into(pkt, &scratch, false);
 }

@@ -50,4 +50,8 @@ const char *parse_result_desc(enum parse_result r);
  * Returns PARSE_OK, or the first problem found. */
 enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key);
 
+/* parse_pkt() without a key: the same checks, result and packet layout, for
+ * packets whose answer does not depend on their key (fcache_port_simple()). */
+enum parse_result parse_pkt_layout(struct pkt *pkt);
+
 #endif

@@ -824,7 +824,7 @@ static void test_direct_stage(void **state)
         for (unsigned i = 0; i < 8; i++)
             assert_ptr_equal(out[i], expect(t, &keys[i]));
     }
-    struct fcache_stats s = stats(fc);
+    struct fcache_stats s = stats(fc), s2;
     assert_int_equal(s.lookups, 16);
     assert_int_equal(s.direct, 16);
     assert_int_equal(s.upcalls, 1);
@@ -835,21 +835,48 @@ static void test_direct_stage(void **state)
     assert_true(fcache_port_direct(fc, 1));
     check_identity(fc);
 
+    /* The in_port-only megaflow answers port 1 without keys. */
+    const struct action_list *simple = NULL;
+    fcache_sync(fc, 0);
+    assert_true(fcache_port_simple(fc, 1, &simple));
+    assert_ptr_equal(simple, expect(t, &keys[0]));
+    assert_false(fcache_port_simple(fc, 2, &simple)); /* no classifier */
+    const struct action_list *po[5] = {NULL};
+    fcache_lookup_port(fc, 1, 5, po);
+    for (unsigned i = 0; i < 5; i++)
+        assert_ptr_equal(po[i], expect(t, &keys[0]));
+    s2 = stats(fc);
+    assert_int_equal(s2.lookups, s.lookups + 5);
+    assert_int_equal(s2.direct, s.direct + 5);
+    assert_int_equal(s2.megaflow_hits, s.megaflow_hits + 5);
+    assert_int_equal(s2.subtable_lookups, s.subtable_lookups + 5);
+    check_identity(fc);
+    /* Asked for a port without a simple answer, it answers "no rule" and
+     * counts so (the datapath never does: it asks first). */
+    fcache_lookup_port(fc, 2, 2, po);
+    assert_null(po[0]);
+    assert_null(po[1]);
+    assert_int_equal(stats(fc).no_rule, s2.no_rule + 2);
+    check_identity(fc);
+
     /* Two more rules: a key that matches the first stops there (its mask),
      * the others examine the second too (a wider mask). Port 1 gets two
      * subtables and leaves the direct stage; its packets then fill the
      * EMC. */
     rule_table_add(t, parse_rule("priority=9,in_port=1,ip,nw_dst=11.0.0.7 actions=output:3"));
     rule_table_add(t, parse_rule("priority=7,in_port=1,tcp,tp_src=1003 actions=output:4"));
+    fcache_sync(fc, 0); /* revalidation deletes the in_port-only megaflow */
+    assert_false(fcache_port_simple(fc, 1, &simple));
     lookup_check(fc, t, keys, 8, 0, out);
     assert_int_equal(stats(fc).subtables, 2);
     assert_false(fcache_port_direct(fc, 1));
+    assert_false(fcache_port_simple(fc, 1, &simple));
     assert_int_equal(out[1]->a[0].u.port, 3);
     assert_int_equal(out[2]->a[0].u.port, 2);
     assert_int_equal(out[3]->a[0].u.port, 4);
     s = stats(fc);
     lookup_check(fc, t, keys, 8, 0, out);
-    struct fcache_stats s2 = stats(fc);
+    s2 = stats(fc);
     assert_int_equal(s2.direct, s.direct);
     assert_true(s2.emc_inserts > 0);
     lookup_check(fc, t, keys, 8, 0, out);
@@ -866,9 +893,10 @@ static void test_direct_stage(void **state)
     assert_int_equal(s.emc_inserts + s.smc_inserts, 0);
     fcache_destroy(fc);
 
-    /* direct_subtables = 0: never direct. */
+    /* direct_subtables = 0: never direct, never simple. */
     fc = mk_fc_direct(t, 0);
     assert_false(fcache_port_direct(fc, 1));
+    assert_false(fcache_port_simple(fc, 1, &simple));
     lookup_check(fc, t, keys, 8, 0, out);
     assert_int_equal(stats(fc).direct, 0);
     fcache_destroy(fc);
@@ -909,6 +937,8 @@ static void test_direct_shared_ports(void **state)
     assert_int_equal(s.subtables, 1);
     assert_int_equal(s.upcalls, 5); /* one megaflow per distinct port */
     assert_int_equal(s.direct, s.lookups);
+    const struct action_list *simple;
+    assert_false(fcache_port_simple(fc, 100, &simple)); /* the shared classifier */
     check_identity(fc);
     fcache_destroy(fc);
     rule_table_destroy(t);

@@ -305,6 +305,21 @@ static struct res parse_n(const uint8_t *b, size_t n)
     check_invariants(p, &out.k, out.r);
     out.m = *p;
     pkt_free(p);
+
+    /* parse_pkt_layout(): the same result and layout, without a key. */
+    struct pkt *q = pkt_from_data(b, (uint32_t)n);
+    assert_non_null(q);
+    q->in_port = 3;
+    assert_int_equal(parse_pkt_layout(q), out.r);
+    assert_int_equal(q->l3_ofs, out.m.l3_ofs);
+    assert_int_equal(q->l4_ofs, out.m.l4_ofs);
+    assert_int_equal(q->l4_len, out.m.l4_len);
+    assert_int_equal(q->payload_ofs, out.m.payload_ofs);
+    assert_int_equal(q->l3, out.m.l3);
+    assert_int_equal(q->l4_proto, out.m.l4_proto);
+    assert_int_equal(q->n_vlan, out.m.n_vlan);
+    assert_int_equal(q->flags, out.m.flags);
+    pkt_free(q);
     return out;
 }
 
