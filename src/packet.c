@@ -1,6 +1,35 @@
 /* packet.c: heap packets, clones and headroom management. */
 #include "packet.h"
 
+/* Every metadata field at its fresh value; the buffer fields (before ts)
+ * are never copied from it. */
+const struct pkt pkt_fresh = {
+    .ts = 0,
+    .hash = 0,
+    .in_port = 0,
+    .flags = 0,
+    .l3_ofs = PKT_OFS_NONE,
+    .l4_ofs = PKT_OFS_NONE,
+    .l4_len = 0,
+    .payload_ofs = PKT_OFS_NONE,
+    .l3 = PKT_L3_NONE,
+    .l4_proto = 0,
+    .n_vlan = 0,
+    .csum = {CSUM_UNKNOWN, CSUM_UNKNOWN, CSUM_UNKNOWN, CSUM_UNKNOWN},
+    .inner_l3_ofs = PKT_OFS_NONE,
+    .inner_l4_ofs = PKT_OFS_NONE,
+    .inner_l4_len = 0,
+    .inner_l3 = PKT_L3_NONE,
+    .inner_l4_proto = 0,
+    .inner_flags = 0,
+    .csum_start = 0,
+    .csum_offset = 0,
+    .out_vni = 0,
+};
+_Static_assert(CSUM_L_N == 4, "pkt_fresh lists every layer");
+_Static_assert(offsetof(struct pkt, ts) > offsetof(struct pkt, owner),
+               "the buffer fields come before the metadata");
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -178,27 +178,20 @@ static inline void pkt_st32(uint8_t *p, uint32_t v)
     memcpy(p, &v, sizeof v);
 }
 
+/* The metadata of a packet: from ts to the end of struct pkt. */
+#define PKT_META_OFS offsetof(struct pkt, ts)
+
+/* A fresh packet's metadata (ts 0, no offsets, states UNKNOWN, ...): what
+ * pkt_reset_meta() copies. */
+extern const struct pkt pkt_fresh;
+
 /* Resets the metadata of a received packet: no offsets, states UNKNOWN.
- * Inline: backends call it for every packet they receive. */
+ * Inline, one 40-byte copy: backends call it for every packet they
+ * receive. */
 static inline void pkt_reset_meta(struct pkt *p)
 {
-    p->ts = 0;
-    p->hash = 0;
-    p->in_port = 0;
-    p->flags = 0;
-    p->l3_ofs = p->l4_ofs = p->payload_ofs = PKT_OFS_NONE;
-    p->l4_len = 0;
-    p->l3 = PKT_L3_NONE;
-    p->l4_proto = 0;
-    p->n_vlan = 0;
-    memset(p->csum, CSUM_UNKNOWN, sizeof p->csum);
-    p->inner_l3_ofs = p->inner_l4_ofs = PKT_OFS_NONE;
-    p->inner_l4_len = 0;
-    p->inner_l3 = PKT_L3_NONE;
-    p->inner_l4_proto = 0;
-    p->inner_flags = 0;
-    p->out_vni = 0;
-    p->csum_start = p->csum_offset = 0;
+    memcpy((char *)p + PKT_META_OFS, (const char *)&pkt_fresh + PKT_META_OFS,
+           sizeof *p - PKT_META_OFS);
 }
 
 /* A heap packet with PKT_HEADROOM bytes of headroom and room for 'size'

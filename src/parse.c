@@ -128,7 +128,7 @@ static inline uint16_t rd16(const uint8_t *p)
 
 /* Parses the L4 header at l4[0..l4_len), which is inside the frame.
  * 'frag' is true for a first fragment (later ones never get here). */
-static inline enum parse_result parse_l4(struct pkt *pkt, struct flow_key *key,
+static inline __attribute__((always_inline)) enum parse_result parse_l4(struct pkt *pkt, struct flow_key *key,
                                          const uint8_t *l4, uint32_t l4_len,
                                          uint8_t proto, bool is_v6, bool frag)
 {
@@ -186,7 +186,7 @@ static inline enum parse_result parse_l4(struct pkt *pkt, struct flow_key *key,
     return PARSE_OK;
 }
 
-static inline enum parse_result parse_ipv4(struct pkt *pkt, struct flow_key *key,
+static inline __attribute__((always_inline)) enum parse_result parse_ipv4(struct pkt *pkt, struct flow_key *key,
                                            uint32_t ofs)
 {
     const uint8_t *ip = pkt->data + ofs;
@@ -235,7 +235,7 @@ static inline enum parse_result parse_ipv4(struct pkt *pkt, struct flow_key *key
     return parse_l4(pkt, key, ip + ihl, tot - ihl, proto, false, is_frag);
 }
 
-static inline enum parse_result parse_ipv6(struct pkt *pkt, struct flow_key *key,
+static inline __attribute__((always_inline)) enum parse_result parse_ipv6(struct pkt *pkt, struct flow_key *key,
                                            uint32_t ofs)
 {
     const uint8_t *ip = pkt->data + ofs;
@@ -303,7 +303,7 @@ static inline enum parse_result parse_ipv6(struct pkt *pkt, struct flow_key *key
     return parse_l4(pkt, key, ip + p, end - p, nh, true, is_frag);
 }
 
-static inline enum parse_result parse_arp(struct pkt *pkt, struct flow_key *key,
+static inline __attribute__((always_inline)) enum parse_result parse_arp(struct pkt *pkt, struct flow_key *key,
                                           uint32_t ofs)
 {
     const uint8_t *a = pkt->data + ofs;
