@@ -45,6 +45,7 @@ void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
     q->interval_ns = interval_ns;
     q->count = 0;
     q->first_ns = 0;
+    q->mixed = false;
     for (unsigned i = 0; i < PKT_BATCH_MAX; i++) {
         q->pkts[i] = NULL;
         q->enq_ns[i] = 0;
@@ -67,8 +68,12 @@ void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now)
     if (q->count >= PKT_BATCH_MAX)
         txq_flush(q, now);
     unsigned i = q->count;
-    if (i == 0)
+    if (i == 0) {
         q->first_ns = now;
+        q->mixed = false;
+    } else if (now != q->first_ns) {
+        q->mixed = true;
+    }
     q->pkts[i] = pkt;
     q->enq_ns[i] = now;
     q->count = (uint16_t)(i + 1);
@@ -82,8 +87,12 @@ void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint6
         unsigned i = q->count, k = PKT_BATCH_MAX - i;
         if (k > n)
             k = n;
-        if (i == 0)
+        if (i == 0) {
             q->first_ns = now;
+            q->mixed = false;
+        } else if (now != q->first_ns) {
+            q->mixed = true;
+        }
         for (unsigned j = 0; j < k; j++) {
             q->pkts[i + j] = pkts[j];
             q->enq_ns[i + j] = now;
@@ -109,35 +118,42 @@ void txq_flush(struct txq *q, uint64_t now)
     if (n == 0)
         return;
 
-    /* One pass while we still own every packet: stamp the send time, keep
-     * the running byte count (accepted packets may be freed by the backend
-     * as soon as send returns) and record the waits. Packets enqueued in
-     * the same poll iteration share an enqueue time, so the bucket is
-     * recomputed only when that time changes. */
+    /* One pass while we still own every packet: stamp the send time, sum
+     * the bytes and record the waits. Packets queued at one time (the
+     * common case: one poll iteration) share one wait; otherwise the
+     * bucket is recomputed when the enqueue time changes. */
     struct txq_stats *st = &q->stats;
-    uint64_t cum_bytes[PKT_BATCH_MAX + 1];
-    uint64_t prev_enq = q->enq_ns[0];
-    uint64_t max_wait = now > prev_enq ? now - prev_enq : 0;
-    unsigned bucket = txq_wait_bucket(max_wait);
-    unsigned run = 0; /* packets of the current bucket not yet counted */
-    cum_bytes[0] = 0;
-    for (unsigned i = 0; i < n; i++) {
-        struct pkt *p = q->pkts[i];
-        p->ts = now;
-        cum_bytes[i + 1] = cum_bytes[i] + p->len;
-        uint64_t e = q->enq_ns[i];
-        if (e != prev_enq) {
-            prev_enq = e;
-            uint64_t w = now > e ? now - e : 0;
-            if (w > max_wait)
-                max_wait = w;
-            st->wait_hist[bucket] += run;
-            run = 0;
-            bucket = txq_wait_bucket(w);
+    uint64_t bytes = 0;
+    uint64_t max_wait = now > q->first_ns ? now - q->first_ns : 0;
+    if (!q->mixed) {
+        for (unsigned i = 0; i < n; i++) {
+            struct pkt *p = q->pkts[i];
+            p->ts = now;
+            bytes += p->len;
         }
-        run++;
+        st->wait_hist[txq_wait_bucket(max_wait)] += n;
+    } else {
+        uint64_t prev_enq = q->enq_ns[0];
+        unsigned bucket = txq_wait_bucket(max_wait);
+        unsigned run = 0; /* packets of the current bucket not yet counted */
+        for (unsigned i = 0; i < n; i++) {
+            struct pkt *p = q->pkts[i];
+            p->ts = now;
+            bytes += p->len;
+            uint64_t e = q->enq_ns[i];
+            if (e != prev_enq) {
+                prev_enq = e;
+                uint64_t w = now > e ? now - e : 0;
+                if (w > max_wait)
+                    max_wait = w;
+                st->wait_hist[bucket] += run;
+                run = 0;
+                bucket = txq_wait_bucket(w);
+            }
+            run++;
+        }
+        st->wait_hist[bucket] += run;
     }
-    st->wait_hist[bucket] += run;
     if (max_wait > st->wait_max_ns)
         st->wait_max_ns = max_wait;
     q->count = 0;
@@ -150,13 +166,13 @@ void txq_flush(struct txq *q, uint64_t now)
 
     unsigned sent = 0;
     unsigned retries_left = q->retries;
+    enum drop_reason why = DROP_N_REASONS; /* none */
     for (;;) {
         int r = dev->class->send(dev, q->qid, q->pkts + sent, (int)(n - sent));
         st->send_calls++;
         if (r < 0) {
             st->batch_hist[0]++;
-            txq_drop_tail(q, sent, n,
-                          netdev_link_up(dev) ? DROP_tx_error : DROP_tx_down);
+            why = netdev_link_up(dev) ? DROP_tx_error : DROP_tx_down;
             break;
         }
         unsigned acc = (unsigned)r;
@@ -169,15 +185,19 @@ void txq_flush(struct txq *q, uint64_t now)
         if (acc == 0 || retries_left == 0) {
             /* Zero progress or out of retries. A down link explains a
              * refusal better than a full queue does. */
-            txq_drop_tail(q, sent, n,
-                          netdev_link_up(dev) ? DROP_tx_full : DROP_tx_down);
+            why = netdev_link_up(dev) ? DROP_tx_full : DROP_tx_down;
             break;
         }
         retries_left--;
         st->retries++;
     }
+    /* The packets not accepted are still ours: their bytes come off. */
+    for (unsigned i = sent; i < n; i++)
+        bytes -= q->pkts[i]->len;
+    if (why != DROP_N_REASONS)
+        txq_drop_tail(q, sent, n, why);
     st->packets += sent;
-    st->bytes += cum_bytes[sent];
+    st->bytes += bytes;
 }
 
 bool txq_flush_if_due(struct txq *q, uint64_t now)

@@ -36,6 +36,8 @@ struct txq {
     unsigned retries;      /* 0..TXQ_MAX_RETRIES */
     uint64_t interval_ns;  /* 0: flushed by the owner at each rx batch end */
     uint16_t count;
+    bool mixed;            /* some packet was queued at another time than
+                            * pkts[0] (else their waits are all one) */
     uint64_t first_ns;     /* enqueue time of pkts[0] */
     struct pkt *pkts[PKT_BATCH_MAX];
     uint64_t enq_ns[PKT_BATCH_MAX];

@@ -613,6 +613,42 @@ static void test_null_dev_is_down(void **state)
     check_conservation(x);
 }
 
+/* txq_enqueue_burst() is n txq_enqueue()s: a full queue is sent before the
+ * rest is queued, order and per-packet waits are kept (one flush mixes two
+ * enqueue times, the next has one). */
+static void test_enqueue_burst(void **state)
+{
+    struct fx *x = *state;
+    const uint64_t t0 = 1000 * US;
+    struct pkt *a[20], *b[20];
+    for (unsigned i = 0; i < 20; i++)
+        a[i] = tpkt_new(&x->pool, 64);
+    for (unsigned i = 0; i < 20; i++)
+        b[i] = tpkt_new(&x->pool, 64);
+    x->enqueued += 40;
+    txq_enqueue_burst(&x->q, a, 20, t0);
+    assert_int_equal(txq_queued(&x->q), 20);
+    assert_int_equal(x->fake.calls, 0);
+    txq_enqueue_burst(&x->q, b, 20, t0 + 5 * US); /* 12 fit, then a send */
+    assert_int_equal(x->fake.calls, 1);
+    assert_int_equal(x->fake.offered[0], 32);
+    assert_int_equal(txq_queued(&x->q), 8);
+    assert_int_equal(x->q.first_ns, t0 + 5 * US);
+    /* waits: 20 x 5 us (bucket 3: [4, 8) us), 12 x 0 */
+    assert_int_equal(x->q.stats.wait_hist[3], 20);
+    assert_int_equal(x->q.stats.wait_hist[0], 12);
+    txq_flush(&x->q, t0 + 10 * US);
+    assert_int_equal(x->fake.calls, 2);
+    assert_int_equal(x->fake.offered[1], 8);
+    assert_int_equal(x->q.stats.wait_hist[3], 28);
+    assert_int_equal(x->q.stats.packets, 40);
+    assert_int_equal(x->q.stats.bytes, 40 * 64);
+    assert_int_equal(x->q.stats.wait_max_ns, 5 * US);
+    txq_enqueue_burst(&x->q, a, 0, t0); /* nothing */
+    assert_int_equal(txq_queued(&x->q), 0);
+    check_conservation(x);
+}
+
 static void test_wait_hist_edges(void **state)
 {
     struct fx *x = *state;
@@ -917,6 +953,7 @@ int main(void)
         T_(test_purge),
         T_(test_null_dev_is_down),
         T_(test_wait_hist_edges),
+        T_(test_enqueue_burst),
         T_(test_batch_hist_exact),
         T_(test_conservation_random),
         D_(test_dummy_accept5),
