@@ -387,7 +387,7 @@ enum dp_extract_mode {
  * to judge, no tunnel anywhere, a port the caches look up directly or
  * without keys) get a tight parse loop. */
 static inline __attribute__((always_inline)) unsigned
-dp_extract(struct dp_pmd *pmd, struct pkt_batch *b, struct flow_key *keys,
+dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flow_key *keys,
            struct pkt **pkts, uint32_t *hashes, bool verdicts,
            const enum dp_extract_mode mode)
 {
@@ -396,11 +396,13 @@ dp_extract(struct dp_pmd *pmd, struct pkt_batch *b, struct flow_key *keys,
      * port the caches look up directly need none (fcache_port_direct()). */
     uint32_t hash_port = UINT32_MAX;
     bool need_hash = true;
-    uint64_t parsed_ok = 0;
+    uint64_t parsed_ok = 0, bytes = 0;
     unsigned n = 0;
 
     for (unsigned i = 0; i < b->count; i++) {
         struct pkt *p = b->pkts[i];
+        p->in_port = in_port;
+        bytes += p->len;
         if (p->flags & PKT_F_TRUNCATED) {
             dp_drop_cb(pmd, p, DROP_rx_truncated);
             continue;
@@ -432,10 +434,13 @@ dp_extract(struct dp_pmd *pmd, struct pkt_batch *b, struct flow_key *keys,
         pkts[n++] = p;
     }
     pmd->parse_results[PARSE_OK] += parsed_ok;
+    struct dp_port_stats *ps = &pmd->port_stats[in_port];
+    ps->rx_packets += b->count;
+    ps->rx_bytes += bytes;
     return n;
 }
 
-void dp_pmd_process(struct dp_pmd *pmd)
+void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
 {
     struct pkt_batch *b = &pmd->rx;
     struct flow_key keys[PKT_BATCH_MAX];
@@ -450,23 +455,22 @@ void dp_pmd_process(struct dp_pmd *pmd)
         pkt_batch_init(b);
         return;
     }
-    /* An rx batch comes from one port (dp_pmd_poll_rxq()); only
-     * decapsulation changes a packet's in_port. */
-    uint32_t port = b->pkts[0]->in_port;
+    /* Only decapsulation changes a packet's in_port. */
+    const uint16_t port = in_port;
     bool plain = !verdicts && !pmd->dp->has_tunnels;
     const struct action_list *simple;
     fcache_sync(pmd->fc, pmd->now);
     if (plain && fcache_port_simple(pmd->fc, port, &simple) &&
         (!simple || (simple->n == 1 && simple->a[0].type == ACT_OUTPUT))) {
         /* One answer for the port, an output or a drop: no key needed. */
-        n = dp_extract(pmd, b, NULL, pkts, NULL, false, DP_X_LAYOUT);
+        n = dp_extract(pmd, port, b, NULL, pkts, NULL, false, DP_X_LAYOUT);
         pkt_batch_init(b);
         fcache_lookup_port(pmd->fc, port, n, acts);
     } else {
         if (plain && fcache_port_direct(pmd->fc, port))
-            n = dp_extract(pmd, b, keys, pkts, hashes, false, DP_X_KEYS);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, false, DP_X_KEYS);
         else
-            n = dp_extract(pmd, b, keys, pkts, hashes, verdicts, DP_X_FULL);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, verdicts, DP_X_FULL);
         pkt_batch_init(b);
         fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
     }
@@ -519,17 +523,8 @@ static unsigned dp_pmd_poll_rxq(struct dp_pmd *pmd, unsigned port_no, unsigned q
     int n = port->dev->class->rxq_recv(port->dev, qid, &pmd->rx, pmd->now);
     if (n <= 0)
         return 0;
-    struct dp_port_stats *ps = &pmd->port_stats[port_no];
-    uint64_t bytes = 0;
-    for (unsigned k = 0; k < pmd->rx.count; k++) {
-        struct pkt *p = pmd->rx.pkts[k];
-        p->in_port = port->port_no;
-        bytes += p->len;
-    }
-    ps->rx_packets += pmd->rx.count;
-    ps->rx_bytes += bytes;
     unsigned got = pmd->rx.count;
-    dp_pmd_process(pmd);
+    dp_pmd_process(pmd, port->port_no);
     dp_pmd_flush_due(pmd);
     return got;
 }

@@ -136,9 +136,10 @@ void dp_pmd_set_txq(struct dp_pmd *pmd, uint16_t port, unsigned qid);
 /* Flushes the output queues, then frees the PMD. */
 void dp_pmd_destroy(struct dp_pmd *pmd);
 
-/* Processes the packets of pmd->rx (all from one port): parse, look up,
- * execute actions, queue outputs. Consumes every packet. */
-void dp_pmd_process(struct dp_pmd *pmd);
+/* Processes the packets of pmd->rx, all received on port in_port: sets
+ * their in_port, counts them in the port's rx stats, parses, looks up,
+ * executes actions, queues outputs. Consumes every packet. */
+void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port);
 
 /* One poll iteration at time 'now': receive from every port in port order,
  * process each batch, then flush the output queues that are due (all of

@@ -644,9 +644,9 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
             }
         }
         bytes += p->len;
-        batch->pkts[batch->count++] = p;
-        got++;
+        batch->pkts[batch->count + got++] = p;
     }
+    batch->count = (uint16_t)(batch->count + got);
     batch->flags |= bflags;
     qs->packets += got;
     qs->bytes += bytes;
