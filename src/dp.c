@@ -465,7 +465,16 @@ void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         /* One answer for the port, an output or a drop: no key needed. */
         n = dp_extract(pmd, port, b, NULL, pkts, NULL, false, DP_X_LAYOUT);
         pkt_batch_init(b);
-        fcache_lookup_port(pmd->fc, port, n, acts);
+        if (!n)
+            return;
+        const struct action_list *a = fcache_lookup_port(pmd->fc, port, n);
+        if (a) {
+            dp_output_run(pmd, pkts, n, a->a[0].u.port);
+        } else {
+            for (unsigned i = 0; i < n; i++)
+                dp_drop_cb(pmd, pkts[i], DROP_no_rule);
+        }
+        return;
     } else {
         if (plain && fcache_port_direct(pmd->fc, port))
             n = dp_extract(pmd, port, b, keys, pkts, hashes, false, DP_X_KEYS);

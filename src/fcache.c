@@ -41,6 +41,10 @@ struct fcache {
     struct action_list **deferred; /* evicted megaflows' lists: unref at the
                                     * next call */
     unsigned n_deferred, cap_deferred;
+    /* fcache_port_simple()'s last answer, for fcache_lookup_port(): valid
+     * until the next sync, with which every lookup batch (the only thing
+     * that may evict a megaflow) starts. */
+    uint32_t simple_port, simple_idx;
     struct fcache_stats st;
 };
 
@@ -124,6 +128,7 @@ struct fcache *fcache_create(const struct fcache_cfg *cfg, const struct rule_tab
     fc->rules = rules;
     fc->rules_version = rule_table_version(rules);
     fc->rng = cfg->seed;
+    fc->simple_port = UINT32_MAX;
     fc->next_resort = 0;
     fc->cap_deferred = PKT_BATCH_MAX;
     fc->deferred = malloc(fc->cap_deferred * sizeof *fc->deferred);
@@ -533,6 +538,7 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
 
 void fcache_sync(struct fcache *fc, uint64_t now)
 {
+    fc->simple_port = UINT32_MAX; /* fcache_port_simple() asks again */
     /* The previous call's answers are no longer in use. */
     fcache_drain_deferred(fc);
     uint64_t v = rule_table_version(fc->rules);
@@ -567,40 +573,37 @@ static uint32_t fcache_port_megaflow(const struct fcache *fc, uint32_t in_port)
     return cls_subtable_lookup(st, &fc->flows, &k, cls_hash(st, &k));
 }
 
-bool fcache_port_simple(const struct fcache *fc, uint32_t in_port,
+bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
                         const struct action_list **answer)
 {
     uint32_t x = fcache_port_megaflow(fc, in_port);
+    fc->simple_port = in_port;
+    fc->simple_idx = x;
     if (x == CLS_IDX_NONE)
         return false;
     *answer = cls_flow(&fc->flows, x)->actions;
     return true;
 }
 
-void fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n,
-                        const struct action_list **out)
+const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n)
 {
-    uint32_t x = fcache_port_megaflow(fc, in_port);
-    if (x == CLS_IDX_NONE || n == 0) {
-        /* Not simple: the caller broke the contract. Answer nothing. */
-        for (unsigned i = 0; i < n; i++)
-            out[i] = NULL;
-        fc->st.lookups += n;
+    uint32_t x = in_port == fc->simple_port ? fc->simple_idx
+                                            : fcache_port_megaflow(fc, in_port);
+    fc->st.lookups += n;
+    if (x == CLS_IDX_NONE) {
+        /* Not simple: the caller broke the contract. Answer "no rule". */
         fc->st.upcalls += n;
         fc->st.no_rule += n;
-        return;
+        return NULL;
     }
     struct cls_megaflow *mf = cls_flow(&fc->flows, x);
-    const struct action_list *a = mf->actions;
     mf->ref = 1;
     mf->st->hits += n;
-    for (unsigned i = 0; i < n; i++)
-        out[i] = a;
-    fc->st.lookups += n;
     fc->st.direct += n;
     fc->st.megaflow_hits += n;
     fc->st.subtable_lookups += n;
-    fc->st.no_rule += a == NULL ? n : 0;
+    fc->st.no_rule += mf->actions == NULL ? n : 0;
+    return mf->actions;
 }
 
 void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,

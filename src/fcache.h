@@ -192,17 +192,15 @@ void fcache_sync(struct fcache *fc, uint64_t now);
 /* True if every packet of in_port gets one answer whatever its key (the
  * port's classifier is direct and its only subtable covers in_port alone,
  * OVS's "simple match"); then *answer is that action list (NULL: no rule).
- * Holds until the next fcache_sync(), lookup or flush. */
-bool fcache_port_simple(const struct fcache *fc, uint32_t in_port,
+ * Holds until the next fcache_sync() or lookup batch. */
+bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
                         const struct action_list **answer);
 
 /* Looks up n packets of in_port without their keys, after
- * fcache_port_simple() said true (and nothing ran on fc since): out[i] is
- * the port's answer; counted as direct megaflow hits. Without a simple
- * answer every packet is answered NULL (counted as upcalls without a
- * rule). */
-void fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n,
-                        const struct action_list **out);
+ * fcache_port_simple() said true (and nothing ran on fc since): returns the
+ * port's answer, counted n times as a direct megaflow hit. Without a simple
+ * answer it returns NULL, counted as n upcalls without a rule. */
+const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n);
 
 void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st);
 
