@@ -600,32 +600,36 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
             rte_pktmbuf_free(mb);
             continue;
         }
-        if (unlikely(mb->pool != dp->pool) &&
-            rte_pktmbuf_priv_size(mb->pool) < sizeof(struct pkt)) {
-            /* An mbuf from a pool without room for a struct pkt (another
-             * application's ring, a PMD's own pool): copy it into ours. */
-            struct rte_mbuf *c = rte_pktmbuf_alloc(dp->pool);
-            if (!c || mb->pkt_len > rte_pktmbuf_tailroom(c)) {
-                rte_pktmbuf_free(c);
+        /* Direct mbufs of our pool were bound when it was made: one test.
+         * Others are bound now, or copied into ours when their pool has no
+         * room for a struct pkt (another application's ring, a PMD's own
+         * pool); an attached buffer (indirect, external) is bound anew. */
+        if (unlikely(mb->pool != dp->pool ||
+                     (mb->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)))) {
+            if (mb->pool != dp->pool &&
+                rte_pktmbuf_priv_size(mb->pool) < sizeof(struct pkt)) {
+                struct rte_mbuf *c = rte_pktmbuf_alloc(dp->pool);
+                if (!c || mb->pkt_len > rte_pktmbuf_tailroom(c)) {
+                    rte_pktmbuf_free(c);
+                    rte_pktmbuf_free(mb);
+                    qs->dropped++;
+                    continue;
+                }
+                memcpy(rte_pktmbuf_mtod(c, void *), rte_pktmbuf_mtod(mb, void *),
+                       mb->pkt_len);
+                c->pkt_len = mb->pkt_len;
+                c->data_len = (uint16_t)mb->pkt_len;
+                /* The rx flags only: c owns its own, direct buffer. */
+                c->ol_flags = mb->ol_flags &
+                              ~(uint64_t)(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
                 rte_pktmbuf_free(mb);
-                qs->dropped++;
-                continue;
+                mb = c;
+                qs->copied++;
+            } else {
+                dpdkdev_pkt_bind(mb);
             }
-            memcpy(rte_pktmbuf_mtod(c, void *), rte_pktmbuf_mtod(mb, void *),
-                   mb->pkt_len);
-            c->pkt_len = mb->pkt_len;
-            c->data_len = (uint16_t)mb->pkt_len;
-            c->ol_flags = mb->ol_flags;
-            rte_pktmbuf_free(mb);
-            mb = c;
-            qs->copied++;
         }
         struct pkt *p = dpdkdev_mbuf_pkt(mb);
-        /* Direct mbufs of our pool were bound when it was made; others,
-         * and mbufs whose buffer is attached (indirect, external), now. */
-        if (unlikely(mb->pool != dp->pool ||
-                     (mb->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL))))
-            dpdkdev_pkt_bind(mb);
         p->data = (uint8_t *)mb->buf_addr + mb->data_off;
         p->len = mb->pkt_len;
         pkt_reset_meta(p);
