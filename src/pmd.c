@@ -459,6 +459,13 @@ static void pmd_collect(const struct pmd_thread *t, struct pmd_stats *st, uint64
         st->csum_offloaded += dpp->csum.offloaded[l];
     }
     st->csum_guest_partial = dpp->csum.guest_partial;
+    struct fcache_stats fs;
+    fcache_get_stats(dpp->fc, &fs);
+    st->emc_hits = fs.emc_hits;
+    st->smc_hits = fs.smc_hits;
+    st->megaflow_hits = fs.megaflow_hits;
+    st->direct = fs.direct;
+    st->upcalls = fs.upcalls;
     st->time_ns = now;
 }
 
@@ -625,6 +632,11 @@ void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
         d.csum_sw = cur.csum_sw - base.csum_sw;
         d.csum_offloaded = cur.csum_offloaded - base.csum_offloaded;
         d.csum_guest_partial = cur.csum_guest_partial - base.csum_guest_partial;
+        d.emc_hits = cur.emc_hits - base.emc_hits;
+        d.smc_hits = cur.smc_hits - base.smc_hits;
+        d.megaflow_hits = cur.megaflow_hits - base.megaflow_hits;
+        d.direct = cur.direct - base.direct;
+        d.upcalls = cur.upcalls - base.upcalls;
         double secs = cur.time_ns > base.time_ns
                           ? (double)(cur.time_ns - base.time_ns) / 1e9 : 0.0;
         uint64_t used = d.busy_cycles + d.idle_cycles;
@@ -643,13 +655,16 @@ void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
                     ", \"mpps\": %.3f, \"cycles_per_packet\": %.1f"
                     ", \"pkts_per_busy_iteration\": %.2f, \"pkts_per_send\": %.2f"
                     ", \"csum_sw\": %" PRIu64 ", \"csum_offloaded\": %" PRIu64
-                    ", \"csum_guest_partial\": %" PRIu64 ", \"drops\": {",
+                    ", \"csum_guest_partial\": %" PRIu64 ", \"emc_hits\": %" PRIu64
+                    ", \"smc_hits\": %" PRIu64 ", \"megaflow_hits\": %" PRIu64
+                    ", \"direct\": %" PRIu64 ", \"upcalls\": %" PRIu64 ", \"drops\": {",
                     i ? ", " : "", i, rt->pmds[i]->cold.core, dpp->n_rxqs, secs,
                     d.iterations, d.busy_iterations, d.idle_iterations, d.busy_cycles,
                     d.idle_cycles, d.rx_packets, d.tx_packets, d.copies, d.dropped,
                     d.send_calls, mpps, cpp, pmd_ratio(d.rx_packets, d.busy_iterations),
                     pmd_ratio(d.tx_packets, d.send_calls), d.csum_sw, d.csum_offloaded,
-                    d.csum_guest_partial);
+                    d.csum_guest_partial, d.emc_hits, d.smc_hits, d.megaflow_hits, d.direct,
+                    d.upcalls);
             for (int r = 0; r < DROP_N_REASONS; r++)
                 fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
                         drop_reason_name((enum drop_reason)r), d.drops[r]);
@@ -677,6 +692,9 @@ void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
             fprintf(out, "  Tx packets:         %14" PRIu64 "  (%.1f pkts/send, %" PRIu64
                          " sends)\n",
                     d.tx_packets, pmd_ratio(d.tx_packets, d.send_calls), d.send_calls);
+            fprintf(out, "  Cache hits: emc %" PRIu64 ", smc %" PRIu64 ", megaflow %" PRIu64
+                         " (direct %" PRIu64 "), upcalls %" PRIu64 "\n",
+                    d.emc_hits, d.smc_hits, d.megaflow_hits, d.direct, d.upcalls);
             fprintf(out, "  Copies:             %14" PRIu64 "\n", d.copies);
             fprintf(out, "  Dropped:            %14" PRIu64 "\n", d.dropped);
             for (int r = 0; r < DROP_N_REASONS; r++)

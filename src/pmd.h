@@ -76,6 +76,10 @@ struct pmd_stats {
     uint64_t send_calls;
     uint64_t drops[DROP_N_REASONS];
     uint64_t csum_sw, csum_offloaded, csum_guest_partial;
+    /* Flow-cache stages (fcache_stats): every looked-up packet is answered
+     * by one of emc, smc, megaflow or upcall; direct counts the megaflow
+     * hits and upcalls that skipped the EMC and SMC. */
+    uint64_t emc_hits, smc_hits, megaflow_hits, direct, upcalls;
     uint64_t time_ns; /* monotonic time of the snapshot */
 };
 
