@@ -172,9 +172,10 @@ static uint32_t csum_partial_portable(const void *data, size_t len,
  * whole vectors and one masked vector ending at the last byte. No byte
  * outside [data, data + len) is ever read.
  *
- * Large buffers (AVX2, >= CSUM_AVX2_LARGE bytes) also use the integer units,
- * idle otherwise, with an add-with-carry chain over part of the data (see
- * avx2_wide()), and align the vector loads (see avx2_large()). */
+ * Mid-size and large buffers (AVX2, >= CSUM_MID_MIN bytes) also use the
+ * integer units, idle otherwise, with an add-with-carry chain over part of
+ * the data, and align the vector loads (see avx2_mid(), avx2_wide(),
+ * avx2_large()). */
 #if CSUM_X86
 
 /* gcc with an old -mtune (e.g. DPDK's pkg-config flags carry -march=corei7)
@@ -310,23 +311,6 @@ avx2_block(const uint8_t *p, size_t len)
     return avx2_reduce(a0, a1, nvec);
 }
 
-/* Mid-size kernel (CSUM_MIX_MIN <= len < CSUM_AVX2_LARGE). At these sizes
- * the code is bound by how many macro-ops the front end dispatches (6 per
- * cycle on Zen 3) as much as by the 4 vector pipes, so it is written to
- * spend few of them: one loop step is 4 vectors (128 bytes, 12 vector
- * operations, 3 cycles on the vector pipes) plus 2 add-with-carry from
- * memory (16 bytes on the otherwise idle integer units), one shared index
- * (the vectors at v + 8 i, the adc words at q + i) and a flag-preserving
- * lea/dec/jnz; the constants are made in registers (no reloads) and the
- * function needs no stack frame. */
-#define CSUM_MIX_VEC 128u
-#define CSUM_MIX_ADC 16u
-#define CSUM_MIX_STEP (CSUM_MIX_VEC + CSUM_MIX_ADC)
-/* From this length on the mixed kernel is used; below it avx2_block()
- * (fewer macro-ops of setup, at most 9 loop iterations) is as fast or
- * faster (measured on Zen 3). Must be >= CSUM_MIX_STEP. */
-#define CSUM_MIX_MIN ((size_t)1200)
-
 /* s + x with end-around carries (s an end-around-carry sum, x < 2^34),
  * folded to 32 bits: 0 only if both are 0. Inline assembly: compilers do
  * not fuse the carry of the 64-bit add into the fold. */
@@ -345,90 +329,188 @@ static inline uint32_t csum_eac_add(uint64_t s, uint64_t x)
     return hi;
 }
 
-/* add32(sum, the sum of an even CSUM_MIX_MIN <= len <= CSUM_SIMD_BLOCK_MAX
- * bytes at p). n = len / 144 steps: vectors over [p, p + 128 n), the adc
- * chain over the 16 n bytes after that, then the rest (< 144 bytes) with
- * whole vectors and one masked vector ending at the last byte. The loop is
- * inline assembly so that the compiler neither reassociates the
- * accumulators nor touches the carry flag between iterations. */
+/* Mid-size kernel (CSUM_MID_MIN <= len < CSUM_AVX2_LARGE, any parity and
+ * alignment).
+ *
+ * Layout. The vector loads are aligned: the 0..31 head bytes before the
+ * first 32-byte boundary q are one vector loaded at p, kept and (for an odd
+ * head) byte-swapped within each word by one vpshufb with a row of
+ * csum_head_tab, so that the whole sum is taken in the word framing of q;
+ * the result is rotated back by 8 bits at the end (a rotate of a
+ * ones'-complement sum is a byte swap, RFC 1071). From q, m = n / 320 loop
+ * steps each sum 8 vectors (256 bytes, going up from q) and 8 words with an
+ * add-with-carry chain (64 bytes, going DOWN from the even end e): both
+ * streams start at addresses known at entry, so neither waits for the
+ * division. After the loop the bytes between the two regions (< 320) are
+ * summed with whole vectors (bit tests of rem / 32) and one aligned vector
+ * keeping its first rem % 32 bytes (an even row of csum_head_tab). A last
+ * odd byte is added to the carry chain. The chain is folded to 17 bits and
+ * added into a vector lane with the 2^19-per-vector correction, so a single
+ * horizontal reduction gives the exact total (< 2^32 at these sizes).
+ *
+ * Measured on Zen 3 in KVM (TSC ticks per call, min of many interleaved
+ * samples, read ceiling ~26-27 at 1500 B; /tmp/csumh2): at 1500 B this is
+ * 37.5-38.7 aligned (the previous interleaved kernel, 128 vector + 16 adc
+ * bytes per step and a gap pass of up to 284 bytes, 37.7-38.5) and 37.5-38.2
+ * at offset 1 (previously 41-42: half its 32-byte loads crossed cache
+ * lines); 2000 B and 4000 B improve by 5-12% unaligned, 1-3% aligned.
+ * Tried and dropped: 6, 10 or 12 adc words per step (10/12: 1-3 ticks
+ * slower at 1500 B; 0..5: as fast at 4000 B but 1-3 ticks slower at 1500 B);
+ * the adc remainder as a computed jump into an unrolled adc sequence at the
+ * chain start (+3 ticks: the chain then waits for the split computation);
+ * a separate adc loop before the vector loop (no overlap: +25% at 4000 B,
+ * the in-order retirement of the long chain holds the vector loads back);
+ * skipping the head vector when aligned (no gain). At these sizes the calls
+ * barely overlap, so what decides is the latency from entry to result: the
+ * vector pipes (3 operations per 32 bytes, 4 pipes) plus the ~15 cycles of
+ * horizontal reduction and fold, with the carry chain finishing just
+ * before; taking the reduction tree out (an incorrect experiment) saves 4
+ * ticks, removing the carry chain entirely 5. Caveat: identical code
+ * measures up to 2 ticks apart at 1500 B (3 at 64 B) depending only on where
+ * it is linked (same harness, link order swapped), so smaller differences
+ * were not counted as wins; the offset-1 gain held in every layout. */
+#define CSUM_MID_MIN ((size_t)1200)
+#define CSUM_MID_VEC 256u
+#define CSUM_MID_ADC 64u
+#define CSUM_MID_STEP (CSUM_MID_VEC + CSUM_MID_ADC)
+
+/* Row h (0..31): a vpshufb control keeping the first h bytes of a vector
+ * (0x80 clears a byte), each moved to the other byte of its 16-bit word when
+ * h is odd (the words never cross the 16-byte lanes vpshufb works in). */
+#define CSUM_HC_SRC(h, j) ((j) ^ ((h) & 1))
+#define CSUM_HC(h, j)                                                          \
+    (CSUM_HC_SRC(h, j) < (h) ? (CSUM_HC_SRC(h, j) & 15) : 0x80)
+#define CSUM_HC8(h, j)                                                         \
+    CSUM_HC(h, j), CSUM_HC(h, j + 1), CSUM_HC(h, j + 2), CSUM_HC(h, j + 3),    \
+        CSUM_HC(h, j + 4), CSUM_HC(h, j + 5), CSUM_HC(h, j + 6),               \
+        CSUM_HC(h, j + 7)
+#define CSUM_HCROW(h)                                                          \
+    CSUM_HC8(h, 0), CSUM_HC8(h, 8), CSUM_HC8(h, 16), CSUM_HC8(h, 24)
+#define CSUM_HCROW4(h)                                                         \
+    CSUM_HCROW(h), CSUM_HCROW(h + 1), CSUM_HCROW(h + 2), CSUM_HCROW(h + 3)
+static const uint8_t csum_head_tab[32 * 32] __attribute__((aligned(64))) = {
+    CSUM_HCROW4(0),  CSUM_HCROW4(4),  CSUM_HCROW4(8),  CSUM_HCROW4(12),
+    CSUM_HCROW4(16), CSUM_HCROW4(20), CSUM_HCROW4(24), CSUM_HCROW4(28)};
+
+/* One vector at off(v) into accumulator a (t: temporary); ymm6 holds 1 and
+ * ymm7 0x8000 in every word. */
+#define CSUM_MID_V(off, t, a)                                                  \
+    "vpxor " #off "(%[v]), %%ymm7, %%" #t "\n\t"                              \
+    "vpmaddwd %%ymm6, %%" #t ", %%" #t "\n\t"                                 \
+    "vpaddd %%" #t ", %%" #a ", %%" #a "\n\t"
+#define CSUM_MID_A(off) "adcq " #off "(%[e]), %[s]\n\t"
+
+/* add32(sum, the sum of the len bytes at p). The whole vector and carry part
+ * is one asm block: the compiler neither reassociates the accumulators nor
+ * touches the carry flag, and the constants are made in registers. */
 CSUM_TARGET_AVX2 __attribute__((noinline)) static uint32_t
-avx2_mix(const uint8_t *p, size_t len, uint32_t sum)
+avx2_mid(const uint8_t *p, size_t len, uint32_t sum)
 {
-    size_t it = len / CSUM_MIX_STEP;
-    /* Two steps per loop iteration; an odd count enters at the second
-     * half with the index one step back. */
-    size_t n = (it + 1) / 2, i = (it & 1) ? (size_t)0 - CSUM_MIX_ADC : 0;
-    const uint8_t *q = p + CSUM_MIX_VEC * it;
-    const uint8_t *r = q + CSUM_MIX_ADC * it, *end = p + len;
-    size_t rest = (size_t)(end - r);
-    __m256i ones, bias, a0, a1, t0, t1, t2, t3;
-    uint64_t s;
+    const uint8_t *end = p + len;
+    size_t head = -(uintptr_t)p & 31;
+    const uint8_t *q = p + head, *v = q;
+    size_t n = (size_t)(end - q);
+    unsigned rot = (unsigned)((uintptr_t)p & 1) * 8; /* head & 1, times 8 */
+    uint64_t s = (n & 1) ? end[-1] : 0; /* at an even offset from q */
+    n &= ~(size_t)1;
+    const uint8_t *e = q + n;
+    size_t m = n / CSUM_MID_STEP, rem = n - CSUM_MID_STEP * m;
+    size_t vr = rem / 32;
+    /* Head and gap vectors, 8 m loop vectors, vr more: each lost 2^19. */
+    uint32_t corr = (uint32_t)(8 * m + vr + 2) << 19;
+    const uint8_t *hc = csum_head_tab + 32 * head;
+    const uint8_t *gc = csum_head_tab + 32 * (rem & 31); /* even row */
+    uint32_t vs;
+    uint64_t tmp;
 
-#define CSUM_MIX_HALF(o, so)                                                   \
-    "vpxor " o "(%[v],%[i],8), %[bias], %[t0]\n\t"                             \
-    "vpxor " o "+32(%[v],%[i],8), %[bias], %[t1]\n\t"                          \
-    "vpmaddwd %[ones], %[t0], %[t0]\n\t"                                       \
-    "vpmaddwd %[ones], %[t1], %[t1]\n\t"                                       \
-    "vpaddd %[t0], %[a0], %[a0]\n\t"                                           \
-    "vpaddd %[t1], %[a1], %[a1]\n\t"                                           \
-    "adcq " so "(%[q],%[i]), %[s]\n\t"                                         \
-    "vpxor " o "+64(%[v],%[i],8), %[bias], %[t2]\n\t"                          \
-    "vpxor " o "+96(%[v],%[i],8), %[bias], %[t3]\n\t"                          \
-    "vpmaddwd %[ones], %[t2], %[t2]\n\t"                                       \
-    "vpmaddwd %[ones], %[t3], %[t3]\n\t"                                       \
-    "vpaddd %[t2], %[a0], %[a0]\n\t"                                           \
-    "vpaddd %[t3], %[a1], %[a1]\n\t"                                           \
-    "adcq " so "+8(%[q],%[i]), %[s]\n\t"
-    __asm__("vpcmpeqw %[ones], %[ones], %[ones]\n\t"
-            "vpxor %[a0], %[a0], %[a0]\n\t"
-            "vpsrlw $15, %[ones], %[ones]\n\t"
-            "vpxor %[a1], %[a1], %[a1]\n\t"
-            "vpsllw $15, %[ones], %[bias]\n\t"
-            "xorl %k[s], %k[s]\n\t"
-            "testb $1, %b[it]\n\t" /* CF = 0 */
-            "jnz 2f\n"
-            "1:\n\t" CSUM_MIX_HALF("0", "0")
-            "2:\n\t" CSUM_MIX_HALF("128", "16")
-            "leaq 32(%[i]), %[i]\n\t"
-            "decq %[n]\n\t"
-            "jnz 1b\n\t"
+    __asm__("vpcmpeqw %%ymm6, %%ymm6, %%ymm6\n\t"
+            "clc\n\t"
+            "vpsrlw $15, %%ymm6, %%ymm6\n\t"
+            "vmovdqu (%[p]), %%ymm0\n\t"
+            "vpsllw $15, %%ymm6, %%ymm7\n\t"
+            "vpshufb (%[hc]), %%ymm0, %%ymm0\n\t"
+            "vpxor %%ymm7, %%ymm0, %%ymm0\n\t"
+            "vpmaddwd %%ymm6, %%ymm0, %%ymm0\n\t"
+            "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"
+            "vpxor %%xmm2, %%xmm2, %%xmm2\n\t"
+            "vpxor %%xmm3, %%xmm3, %%xmm3\n"
+            "5:\n\t"
+            CSUM_MID_V(0, ymm4, ymm0) CSUM_MID_A(-8)
+            CSUM_MID_V(32, ymm5, ymm1) CSUM_MID_A(-16)
+            CSUM_MID_V(64, ymm8, ymm2) CSUM_MID_A(-24)
+            CSUM_MID_V(96, ymm9, ymm3) CSUM_MID_A(-32)
+            CSUM_MID_V(128, ymm4, ymm0) CSUM_MID_A(-40)
+            CSUM_MID_V(160, ymm5, ymm1) CSUM_MID_A(-48)
+            CSUM_MID_V(192, ymm8, ymm2) CSUM_MID_A(-56)
+            CSUM_MID_V(224, ymm9, ymm3) CSUM_MID_A(-64)
+            "leaq 256(%[v]), %[v]\n\t"
+            "leaq -64(%[e]), %[e]\n\t"
+            "decq %[m]\n\t" /* leaves CF alone */
+            "jnz 5b\n\t"
             "adcq $0, %[s]\n\t" /* end-around carry: twice, as the */
-            "adcq $0, %[s]"     /* first can carry out only to 0 */
-            : [i] "+r"(i), [n] "+r"(n), [s] "=&r"(s), [ones] "=&x"(ones),
-              [bias] "=&x"(bias), [a0] "=&x"(a0), [a1] "=&x"(a1),
-              [t0] "=&x"(t0), [t1] "=&x"(t1), [t2] "=&x"(t2), [t3] "=&x"(t3)
-            : [v] "r"(p), [q] "r"(q), [it] "r"(it)
-            : "cc", "memory");
-#undef CSUM_MIX_HALF
-
-    uint32_t nvec = (uint32_t)(it * (CSUM_MIX_VEC / 32) + rest / 32);
-    if (rest >= 32)
-        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(
-                                      _mm256_xor_si256(avx2_ld(r), bias), ones));
-    if (rest >= 64)
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(
-                                      _mm256_xor_si256(avx2_ld(r + 32), bias), ones));
-    if (rest >= 96)
-        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(
-                                      _mm256_xor_si256(avx2_ld(r + 64), bias), ones));
-    if (rest >= 128)
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(
-                                      _mm256_xor_si256(avx2_ld(r + 96), bias), ones));
-    if (rest & 31) { /* the last 32 bytes, keeping their last rest % 32 */
-        __m256i m = avx2_ld(csum_mask_tab + 96 + (rest & 31));
-        __m256i x = _mm256_and_si256(avx2_ld(end - 32), m);
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_xor_si256(x, bias),
-                                                    ones));
-        nvec++;
-    }
-    __m256i a = _mm256_add_epi32(a0, a1);
-    __m128i x = _mm_add_epi32(_mm256_castsi256_si128(a),
-                              _mm256_extracti128_si256(a, 1));
-    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4e));
-    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0xb1));
-    /* Every vector lost 16 * 32768 = 2^19; exact modulo 2^32. */
-    uint32_t vsum = (uint32_t)_mm_cvtsi128_si32(x) + (nvec << 19);
-    return csum_eac_add(s, (uint64_t)vsum + sum);
+            "adcq $0, %[s]\n\t" /* first can carry out only to 0 */
+            "testb $8, %b[vr]\n\t"
+            "jz 1f\n\t"
+            CSUM_MID_V(0, ymm4, ymm0) CSUM_MID_V(32, ymm5, ymm1)
+            CSUM_MID_V(64, ymm8, ymm2) CSUM_MID_V(96, ymm9, ymm3)
+            CSUM_MID_V(128, ymm4, ymm0) CSUM_MID_V(160, ymm5, ymm1)
+            CSUM_MID_V(192, ymm8, ymm2) CSUM_MID_V(224, ymm9, ymm3)
+            "addq $256, %[v]\n"
+            "1:\n\t"
+            "testb $4, %b[vr]\n\t"
+            "jz 2f\n\t"
+            CSUM_MID_V(0, ymm4, ymm0) CSUM_MID_V(32, ymm5, ymm1)
+            CSUM_MID_V(64, ymm8, ymm2) CSUM_MID_V(96, ymm9, ymm3)
+            "addq $128, %[v]\n"
+            "2:\n\t"
+            "testb $2, %b[vr]\n\t"
+            "jz 3f\n\t"
+            CSUM_MID_V(0, ymm4, ymm0) CSUM_MID_V(32, ymm5, ymm1)
+            "addq $64, %[v]\n"
+            "3:\n\t"
+            "testb $1, %b[vr]\n\t"
+            "jz 4f\n\t"
+            CSUM_MID_V(0, ymm4, ymm2)
+            "addq $32, %[v]\n"
+            "4:\n\t"
+            /* the gap vector: first rem % 32 bytes at v (v + 32 <= end) */
+            "vmovdqu (%[v]), %%ymm4\n\t"
+            "vmovd %[corr], %%xmm10\n\t"
+            "vpshufb (%[gc]), %%ymm4, %%ymm4\n\t"
+            "vpxor %%ymm7, %%ymm4, %%ymm4\n\t"
+            "vpmaddwd %%ymm6, %%ymm4, %%ymm4\n\t"
+            "vpaddd %%ymm10, %%ymm3, %%ymm3\n\t"
+            "vpaddd %%ymm4, %%ymm1, %%ymm1\n\t"
+            /* the chain folded to 17 bits (0 only if s is), into a lane */
+            "movq %[s], %[tmp]\n\t"
+            "shrq $32, %[tmp]\n\t"
+            "addl %k[s], %k[tmp]\n\t"
+            "adcl $0, %k[tmp]\n\t"
+            "movzwl %w[tmp], %k[s]\n\t"
+            "shrl $16, %k[tmp]\n\t"
+            "addl %k[tmp], %k[s]\n\t"
+            "vmovd %k[s], %%xmm11\n\t"
+            "vpaddd %%ymm11, %%ymm2, %%ymm2\n\t"
+            "vpaddd %%ymm1, %%ymm0, %%ymm0\n\t"
+            "vpaddd %%ymm3, %%ymm2, %%ymm2\n\t"
+            "vpaddd %%ymm2, %%ymm0, %%ymm0\n\t"
+            "vextracti128 $1, %%ymm0, %%xmm1\n\t"
+            "vpaddd %%xmm1, %%xmm0, %%xmm0\n\t"
+            "vpshufd $0x4e, %%xmm0, %%xmm1\n\t"
+            "vpaddd %%xmm1, %%xmm0, %%xmm0\n\t"
+            "vpshufd $0xb1, %%xmm0, %%xmm1\n\t"
+            "vpaddd %%xmm1, %%xmm0, %%xmm0\n\t"
+            "vmovd %%xmm0, %[vs]\n\t"
+            "vzeroupper"
+            : [s] "+r"(s), [v] "+r"(v), [e] "+r"(e), [m] "+r"(m),
+              [vr] "+r"(vr), [vs] "=r"(vs), [tmp] "=&r"(tmp)
+            : [p] "r"(p), [hc] "r"(hc), [gc] "r"(gc), [corr] "r"(corr)
+            : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+              "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11");
+#undef CSUM_MID_V
+#undef CSUM_MID_A
+    /* vs: the exact sum in q's framing; back to p's, then add 'sum'. */
+    return add32((vs << rot) | (vs >> (-rot & 31)), sum);
 }
 
 
@@ -593,24 +675,37 @@ avx2_large(const uint8_t *p, size_t len, uint32_t sum)
     return add32(add32(sum, h), rest);
 }
 
+/* Even len >= CSUM_AVX2_LARGE, kept out of line. */
+CSUM_TARGET_AVX2 __attribute__((noinline)) static uint32_t
+avx2_big(const uint8_t *p, size_t len, uint32_t sum)
+{
+    if (!((uintptr_t)p & 31) && len <= CSUM_SIMD_BLOCK_MAX)
+        return avx2_wide(p, len, sum); /* aligned: no head to split */
+    return avx2_large(p, len, sum);
+}
+
+/* The mid sizes go straight to avx2_mid() (a compare and a jump, no stack
+ * frame); small ones are summed here. */
 CSUM_TARGET_AVX2 static uint32_t
 csum_partial_avx2(const void *data, size_t len, uint32_t sum)
 {
     const uint8_t *p = data;
-    if (len < 32)
-        return add32(sum, fold64(sum_portable(p, len)));
-    if (len & 1) { /* the last byte, padded, as at an even offset */
+    if (len < CSUM_MID_MIN) {
+        if (len < 32)
+            return add32(sum, fold64(sum_portable(p, len)));
+        if (len & 1) { /* the last byte, padded, as at an even offset */
+            len--;
+            sum = add32(sum, ld8pad(p + len));
+        }
+        return add32(sum, avx2_block(p, len));
+    }
+    if (len < CSUM_AVX2_LARGE)
+        return avx2_mid(p, len, sum);
+    if (len & 1) {
         len--;
         sum = add32(sum, ld8pad(p + len));
     }
-    if (len >= CSUM_AVX2_LARGE) {
-        if (!((uintptr_t)p & 31) && len <= CSUM_SIMD_BLOCK_MAX)
-            return avx2_wide(p, len, sum); /* aligned: no head to split */
-        return avx2_large(p, len, sum);
-    }
-    if (len >= CSUM_MIX_MIN)
-        return avx2_mix(p, len, sum);
-    return add32(sum, avx2_block(p, len));
+    return avx2_big(p, len, sum);
 }
 
 static inline __m128i sse2_ld(const uint8_t *p)

@@ -467,6 +467,63 @@ static void test_sweep_long(void **state)
     free(buf);
 }
 
+/* The AVX2 mid-size kernel (1200 B up to the 5 KiB large-buffer path):
+ * every length 1150..5200 at start offsets covering both head parities and
+ * 0/1/31/32/33 modulo 32, carry-heavy data with a random carried-in sum on
+ * every third length. Its 320-byte step, its vector remainder (bit tests of
+ * rem / 32) and its gap vector (rem % 32) take every value here. */
+static void test_sweep_mid(void **state)
+{
+    (void)state;
+    static const size_t offs[] = {0, 1, 2, 3, 15, 16, 17, 30, 31, 33};
+    const size_t lo = 1150, hi = 5200;
+    uint8_t *buf = malloc(hi + 64);
+    uint64_t *pref = malloc((hi + 1) * sizeof *pref);
+    assert_non_null(buf);
+    assert_non_null(pref);
+    struct rng r = {0x3d1d};
+    rng_fill(&r, buf, hi + 64);
+    for (size_t i = 0; i < hi + 64; i += 1 + rng_below(&r, 700)) {
+        size_t run = 1 + rng_below(&r, 400);
+        memset(buf + i, 0xff, run < hi + 64 - i ? run : hi + 64 - i);
+    }
+    csum_partial_fn fns[CSUM_IMPL_N];
+    enum csum_impl ids[CSUM_IMPL_N];
+    size_t n = impls(fns, ids);
+    size_t step = quick() ? 7 : 1;
+
+    for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+        const uint8_t *p = buf + offs[k];
+        pref[0] = 0;
+        for (size_t l = 1; l <= hi; l++)
+            pref[l] = pref[l - 1] +
+                      ((l - 1) % 2 == 0 ? (uint64_t)p[l - 1] << 8 : p[l - 1]);
+        for (size_t l = lo; l <= hi; l += step) {
+            uint32_t init = (l % 3 == 0) ? (uint32_t)rng_next(&r) : 0;
+            uint16_t want = ref_fold64(pref[l] + our16(init));
+            for (size_t i = 0; i < n; i++) {
+                uint16_t got = our16(fns[i](p, l, init));
+                if (got != want)
+                    fail_msg("%s: len %zu offset %zu init %#x: got %#06x, "
+                             "want %#06x", csum_impl_name(ids[i]), l, offs[k],
+                             init, got, want);
+            }
+        }
+    }
+    /* All-zero and all-0xFF buffers: the 0x0000 / 0xFFFF distinction. */
+    for (int fill = 0; fill < 2; fill++) {
+        memset(buf, fill ? 0xff : 0, hi + 64);
+        for (size_t l = lo; l <= hi; l += 97)
+            for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+                uint16_t want = ref_sum(buf + offs[k], l, 0);
+                for (size_t i = 0; i < n; i++)
+                    assert_int_equal(our16(fns[i](buf + offs[k], l, 0)), want);
+            }
+    }
+    free(pref);
+    free(buf);
+}
+
 /* Exactly-sized heap copies so valgrind/ASan catch any read outside
  * [p, p + len) (no over-read of the tail, no aligned over-read of the
  * head). ASan does not see the loads of the inline assembly loop; valgrind
@@ -493,9 +550,11 @@ static void test_no_out_of_bounds_reads(void **state)
     }
     /* The large-buffer paths (alignment head, add-with-carry part, blocks):
      * data ends exactly at the end of the heap block. */
-    static const size_t big_lens[] = {5119, 5120, 5121, 6000, 9000, 65535,
+    static const size_t big_lens[] = {1199, 1200, 1201, 1500, 1501, 1519,
+                                      1520, 1521, 1919, 2000, 3333, 5118,
+                                      5119, 5120, 5121, 6000, 9000, 65535,
                                       65536 + 433, 140000};
-    static const size_t big_offs[] = {0, 1, 2, 31};
+    static const size_t big_offs[] = {0, 1, 2, 31, 32, 33};
     for (size_t k = 0; k < sizeof big_lens / sizeof big_lens[0]; k++)
         for (size_t j = 0; j < sizeof big_offs / sizeof big_offs[0]; j++) {
             size_t len = big_lens[k], a = big_offs[j];
@@ -963,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_sweep_random),
         cmocka_unit_test(test_sweep_carry_heavy),
         cmocka_unit_test(test_sweep_long),
+        cmocka_unit_test(test_sweep_mid),
         cmocka_unit_test(test_no_out_of_bounds_reads),
         cmocka_unit_test(test_ipv4_header),
         cmocka_unit_test(test_l4_ipv4),
