@@ -125,11 +125,13 @@ static inline void pkt_rx_csum_account(struct pkt *p, uint32_t rx_caps,
     if (FS_CSUM_MACHINERY && (rx_caps & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM)))
         pkt_rx_verify_emulate(p, rx_caps);
     uint16_t vf = pkt_batch_flags_of(p);
-    if (vf & PKT_BATCH_F_BAD)
-        (*bad)++;
-    else if (vf & PKT_BATCH_F_GOOD)
-        (*good)++;
-    batch->flags |= vf;
+    if (vf) { /* all UNKNOWN (the common case) costs this one test */
+        if (vf & PKT_BATCH_F_BAD)
+            (*bad)++;
+        else if (vf & PKT_BATCH_F_GOOD)
+            (*good)++;
+        batch->flags |= vf;
+    }
 }
 
 /* Registers a backend type. Returns 0, or -EEXIST for a duplicate name. */

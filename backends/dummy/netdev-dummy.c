@@ -203,18 +203,21 @@ static int dummy_rxq_recv(struct netdev *dev, unsigned qid,
         return 0;
     struct dummy_fifo *f = &dp->rxq[qid];
     int n = 0;
+    uint64_t bytes = 0, good = 0, bad = 0; /* in registers, added once */
     while ((unsigned)n < dp->burst && !pkt_batch_full(batch)) {
         struct pkt *p = dummy_fifo_head(f);
         if (!p || p->ts > now)
             break;
         dummy_fifo_pop(f);
-        dp->stats.rx_packets++;
-        dp->stats.rx_bytes += p->len;
-        pkt_rx_csum_account(p, dp->caps.flags, batch, &dp->stats.rx_csum_good,
-                            &dp->stats.rx_csum_bad);
+        bytes += p->len;
+        pkt_rx_csum_account(p, dp->caps.flags, batch, &good, &bad);
         pkt_batch_add(batch, p);
         n++;
     }
+    dp->stats.rx_packets += (uint64_t)n;
+    dp->stats.rx_bytes += bytes;
+    dp->stats.rx_csum_good += good;
+    dp->stats.rx_csum_bad += bad;
     return n;
 }
 
