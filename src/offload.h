@@ -110,6 +110,8 @@ static inline uint16_t pkt_batch_flags_of(const struct pkt *p)
     if (!FS_CSUM_MACHINERY || !s)
         return 0; /* all UNKNOWN: the common case, one test */
     /* Per byte (states 0..3): GOOD = 01, BAD = 10, PARTIAL = 11. */
+    if (!(s & 0x02020202u))
+        return PKT_BATCH_F_GOOD; /* GOOD and UNKNOWN only: the next case */
     uint32_t lo = s & 0x01010101u, hi = (s >> 1) & 0x01010101u;
     return (uint16_t)(((lo & hi) ? PKT_BATCH_F_PARTIAL : 0) |
                       ((hi & ~lo) ? PKT_BATCH_F_BAD : 0) |

@@ -1731,6 +1731,32 @@ static void test_dp_offload_contract(void **state)
     assert_int_equal(netdev_dummy_tx_pending(d, 0), 0);
 }
 
+/* pkt_batch_flags_of() and pkt_csum_any_partial() against a per-layer
+ * reference, for all 256 combinations of the four states. */
+static void test_batch_flags_exhaustive(void **state)
+{
+    (void)state;
+    struct pkt p;
+    memset(&p, 0, sizeof p);
+    for (unsigned c = 0; c < 256; c++) {
+        uint16_t want = 0;
+        bool partial = false;
+        for (unsigned l = 0; l < CSUM_L_N; l++) {
+            p.csum[l] = (uint8_t)(c >> (2 * l) & 3);
+            if (p.csum[l] == CSUM_PARTIAL) {
+                want |= PKT_BATCH_F_PARTIAL;
+                partial = true;
+            }
+            if (p.csum[l] == CSUM_BAD)
+                want |= PKT_BATCH_F_BAD;
+            if (p.csum[l] == CSUM_GOOD)
+                want |= PKT_BATCH_F_GOOD;
+        }
+        assert_int_equal(pkt_batch_flags_of(&p), want);
+        assert_int_equal(pkt_csum_any_partial(&p), partial);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1755,6 +1781,7 @@ int main(void)
         cmocka_unit_test(test_csum_complete_ignores_caps),
         cmocka_unit_test(test_tx_emulate),
         cmocka_unit_test(test_property_random),
+        cmocka_unit_test(test_batch_flags_exhaustive),
         cmocka_unit_test_setup_teardown(test_dp_mixed_batch, dp_setup, dp_teardown),
         cmocka_unit_test_setup_teardown(test_dp_no_partial_no_work, dp_setup, dp_teardown),
         cmocka_unit_test_setup_teardown(test_dp_copies_per_port, dp_setup, dp_teardown),
