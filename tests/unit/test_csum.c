@@ -401,6 +401,41 @@ static void test_sweep_carry_heavy(void **state)
     free(buf);
 }
 
+/* A random buffer of n bytes with runs of 0xFF (up to max_run long, at
+ * most max_gap apart) that make carries: the long sweeps' data. */
+static uint8_t *carry_heavy_buf(struct rng *r, size_t n, uint32_t max_gap, uint32_t max_run)
+{
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    rng_fill(r, buf, n);
+    for (size_t i = 0; i < n; i += 1 + rng_below(r, max_gap)) {
+        size_t run = 1 + rng_below(r, max_run);
+        memset(buf + i, 0xff, run < n - i ? run : n - i);
+    }
+    return buf;
+}
+
+/* pref[l] = the exact word sum of p[0..l) framed from p, for l = 0..len. */
+static void word_prefix_sums(const uint8_t *p, size_t len, uint64_t *pref)
+{
+    pref[0] = 0;
+    for (size_t l = 1; l <= len; l++)
+        pref[l] = pref[l - 1] + ((l - 1) % 2 == 0 ? (uint64_t)p[l - 1] << 8 : p[l - 1]);
+}
+
+/* Every implementation's sum of p[0..l) with 'init' carried in equals want. */
+static void check_all_impls(const csum_partial_fn *fns, const enum csum_impl *ids, size_t n,
+                            const uint8_t *p, size_t l, size_t off, uint32_t init,
+                            uint16_t want)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint16_t got = our16(fns[i](p, l, init));
+        if (got != want)
+            fail_msg("%s: len %zu offset %zu init %#x: got %#06x, want %#06x",
+                     csum_impl_name(ids[i]), l, off, init, got, want);
+    }
+}
+
 /* Lengths beyond the sweep: every length 4800..5900 (the AVX2 large-buffer
  * path starts at 5 KiB; its step is 304 bytes) at start offsets covering every
  * head length parity and 0/31/32/33 modulo 32, then lengths at the 64 KiB
@@ -411,35 +446,19 @@ static void test_sweep_long(void **state)
     (void)state;
     static const size_t offs[] = {0, 1, 2, 3, 16, 17, 31, 32, 33, 63};
     const size_t big = 300 * 1024;
-    uint8_t *buf = malloc(big + 64);
-    uint64_t *pref = malloc((big + 1) * sizeof *pref);
-    assert_non_null(buf);
-    assert_non_null(pref);
     struct rng r = {0x10ca1};
-    rng_fill(&r, buf, big + 64);
-    for (size_t i = 0; i < big + 64; i += 1 + rng_below(&r, 4000)) {
-        size_t run = 1 + rng_below(&r, 600); /* runs of 0xFF: carries */
-        memset(buf + i, 0xff, run < big + 64 - i ? run : big + 64 - i);
-    }
+    uint8_t *buf = carry_heavy_buf(&r, big + 64, 4000, 600);
+    uint64_t *pref = malloc((big + 1) * sizeof *pref);
+    assert_non_null(pref);
     csum_partial_fn fns[CSUM_IMPL_N];
     enum csum_impl ids[CSUM_IMPL_N];
     size_t n = impls(fns, ids);
 
     for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
         const uint8_t *p = buf + offs[k];
-        pref[0] = 0;
-        for (size_t l = 1; l <= big; l++)
-            pref[l] = pref[l - 1] +
-                      ((l - 1) % 2 == 0 ? (uint64_t)p[l - 1] << 8 : p[l - 1]);
-        for (size_t l = 4800; l <= 5900; l++) {
-            uint16_t want = ref_fold64(pref[l]);
-            for (size_t i = 0; i < n; i++) {
-                uint16_t got = our16(fns[i](p, l, 0));
-                if (got != want)
-                    fail_msg("%s: len %zu offset %zu: got %#06x, want %#06x",
-                             csum_impl_name(ids[i]), l, offs[k], got, want);
-            }
-        }
+        word_prefix_sums(p, big, pref);
+        for (size_t l = 4800; l <= 5900; l++)
+            check_all_impls(fns, ids, n, p, l, offs[k], 0, ref_fold64(pref[l]));
         static const size_t edges[] = {
             65536,      65536 + 431, 65536 + 432, 65536 + 433, 131072 - 1,
             131072,     131072 + 1,  131072 + 2,  131072 + 432, 65536 * 3,
@@ -454,13 +473,7 @@ static void test_sweep_long(void **state)
         for (int j = 0; j < rounds; j++) {
             size_t l = j < ne ? edges[j]
                               : 2049 + rng_below(&r, (uint32_t)(big - 2049 + 1));
-            uint16_t want = ref_fold64(pref[l]);
-            for (size_t i = 0; i < n; i++) {
-                uint16_t got = our16(fns[i](p, l, 0));
-                if (got != want)
-                    fail_msg("%s: len %zu offset %zu: got %#06x, want %#06x",
-                             csum_impl_name(ids[i]), l, offs[k], got, want);
-            }
+            check_all_impls(fns, ids, n, p, l, offs[k], 0, ref_fold64(pref[l]));
         }
     }
     free(pref);
@@ -477,16 +490,10 @@ static void test_sweep_mid(void **state)
     (void)state;
     static const size_t offs[] = {0, 1, 2, 3, 15, 16, 17, 30, 31, 33};
     const size_t lo = 1150, hi = 5200;
-    uint8_t *buf = malloc(hi + 64);
-    uint64_t *pref = malloc((hi + 1) * sizeof *pref);
-    assert_non_null(buf);
-    assert_non_null(pref);
     struct rng r = {0x3d1d};
-    rng_fill(&r, buf, hi + 64);
-    for (size_t i = 0; i < hi + 64; i += 1 + rng_below(&r, 700)) {
-        size_t run = 1 + rng_below(&r, 400);
-        memset(buf + i, 0xff, run < hi + 64 - i ? run : hi + 64 - i);
-    }
+    uint8_t *buf = carry_heavy_buf(&r, hi + 64, 700, 400);
+    uint64_t *pref = malloc((hi + 1) * sizeof *pref);
+    assert_non_null(pref);
     csum_partial_fn fns[CSUM_IMPL_N];
     enum csum_impl ids[CSUM_IMPL_N];
     size_t n = impls(fns, ids);
@@ -494,20 +501,11 @@ static void test_sweep_mid(void **state)
 
     for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
         const uint8_t *p = buf + offs[k];
-        pref[0] = 0;
-        for (size_t l = 1; l <= hi; l++)
-            pref[l] = pref[l - 1] +
-                      ((l - 1) % 2 == 0 ? (uint64_t)p[l - 1] << 8 : p[l - 1]);
+        word_prefix_sums(p, hi, pref);
         for (size_t l = lo; l <= hi; l += step) {
             uint32_t init = (l % 3 == 0) ? (uint32_t)rng_next(&r) : 0;
-            uint16_t want = ref_fold64(pref[l] + our16(init));
-            for (size_t i = 0; i < n; i++) {
-                uint16_t got = our16(fns[i](p, l, init));
-                if (got != want)
-                    fail_msg("%s: len %zu offset %zu init %#x: got %#06x, "
-                             "want %#06x", csum_impl_name(ids[i]), l, offs[k],
-                             init, got, want);
-            }
+            check_all_impls(fns, ids, n, p, l, offs[k], init,
+                            ref_fold64(pref[l] + our16(init)));
         }
     }
     /* All-zero and all-0xFF buffers: the 0x0000 / 0xFFFF distinction. */
