@@ -1,8 +1,9 @@
 /* txq.c: per (PMD, output port) transmit batching.
  *
  * One queue per (PMD, port), touched only by its PMD: no locks, no
- * allocation. The hot path is txq_enqueue() (two stores and a compare per
- * packet) and one pass over the queue in txq_flush() that stamps pkt->ts,
+ * allocation. The hot path is txq_enqueue_burst() (two stores per packet,
+ * a compare per call; txq_enqueue() is its one-packet case) and one pass
+ * over the queue in txq_flush() that stamps pkt->ts,
  * sums the bytes and records the wait, before the backend owns anything.
  *
  * Accounting of one flush of n packets (all of them at time 'now'):
@@ -63,22 +64,6 @@ static inline unsigned txq_wait_bucket(uint64_t ns)
     return b < TXQ_WAIT_BUCKETS ? b : TXQ_WAIT_BUCKETS - 1;
 }
 
-void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now)
-{
-    if (q->count >= PKT_BATCH_MAX)
-        txq_flush(q, now);
-    unsigned i = q->count;
-    if (i == 0) {
-        q->first_ns = now;
-        q->mixed = false;
-    } else if (now != q->first_ns) {
-        q->mixed = true;
-    }
-    q->pkts[i] = pkt;
-    q->enq_ns[i] = now;
-    q->count = (uint16_t)(i + 1);
-}
-
 void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint64_t now)
 {
     while (n) {
@@ -101,6 +86,11 @@ void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint6
         pkts += k;
         n -= k;
     }
+}
+
+void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now)
+{
+    txq_enqueue_burst(q, &pkt, 1, now);
 }
 
 /* Frees pkts[from..n) and counts them under 'reason'. */
