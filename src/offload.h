@@ -128,10 +128,7 @@ bool pkt_tx_emulate_slow(struct pkt *p, uint32_t caps);
 
 static inline bool pkt_tx_emulate(struct pkt *p, uint32_t caps)
 {
-    uint32_t s;
-    memcpy(&s, p->csum, sizeof s);
-    /* States are 0..3 and PARTIAL is 3: a byte with both low bits set. */
-    if (!FS_CSUM_MACHINERY || !(s & (s >> 1) & 0x01010101u))
+    if (!FS_CSUM_MACHINERY || !pkt_csum_any_partial(p))
         return true;
     return pkt_tx_emulate_slow(p, caps);
 }

@@ -638,14 +638,7 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
             uint64_t f = mb->ol_flags;
             p->csum[CSUM_L_OUTER_IP] = (uint8_t)dpdkdev_ip_state(f);
             p->csum[CSUM_L_OUTER_L4] = (uint8_t)dpdkdev_l4_state(f);
-            for (int l = 0; l < 2; l++) {
-                if (p->csum[l] == CSUM_PARTIAL)
-                    bflags |= PKT_BATCH_F_PARTIAL | PKT_BATCH_F_GOOD;
-                else if (p->csum[l] == CSUM_BAD)
-                    bflags |= PKT_BATCH_F_BAD | PKT_BATCH_F_GOOD;
-                else if (p->csum[l] == CSUM_GOOD)
-                    bflags |= PKT_BATCH_F_GOOD;
-            }
+            bflags |= pkt_batch_flags_of(p);
         }
         bytes += p->len;
         batch->pkts[batch->count + got++] = p;
