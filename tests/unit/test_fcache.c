@@ -181,11 +181,14 @@ static void test_memory_defaults(void **state)
 /* ------------------------------------------------------------------------ */
 /* Stages and counters                                                      */
 
-static struct fcache *mk_fc(const struct rule_table *t, uint32_t inv, bool smc)
+/* Small caches: EMC insertion 1 in inv, SMC on or off, the direct stage
+ * for ports with at most 'direct' subtables. */
+static struct fcache *mk_fc_stages(const struct rule_table *t, uint32_t inv, bool smc,
+                                   uint32_t direct)
 {
     struct fcache_cfg c;
     fcache_cfg_default(&c);
-    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
+    c.direct_subtables = direct;
     c.emc_entries = 1024;
     c.smc_entries = 4096;
     c.emc_insert_inv_prob = inv;
@@ -193,6 +196,11 @@ static struct fcache *mk_fc(const struct rule_table *t, uint32_t inv, bool smc)
     struct fcache *fc = fcache_create(&c, t);
     assert_non_null(fc);
     return fc;
+}
+
+static struct fcache *mk_fc(const struct rule_table *t, uint32_t inv, bool smc)
+{
+    return mk_fc_stages(t, inv, smc, 0); /* these tests exercise the EMC/SMC */
 }
 
 static void test_stages(void **state)
@@ -788,15 +796,7 @@ static void test_high_in_ports(void **state)
 
 static struct fcache *mk_fc_direct(const struct rule_table *t, uint32_t direct)
 {
-    struct fcache_cfg c;
-    fcache_cfg_default(&c);
-    c.emc_entries = 1024;
-    c.smc_entries = 4096;
-    c.emc_insert_inv_prob = 1;
-    c.direct_subtables = direct;
-    struct fcache *fc = fcache_create(&c, t);
-    assert_non_null(fc);
-    return fc;
+    return mk_fc_stages(t, 1, true, direct);
 }
 
 static void test_direct_stage(void **state)
