@@ -18,6 +18,7 @@
 #include "dp.h"
 #include "netdev.h"
 #include "packet.h"
+#include "helpers/dummy_group.h"
 
 #define US 1000ull
 
@@ -330,19 +331,6 @@ static void test_retries_through_dp(void **state)
     fx_close(&f);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    netdev_dummy_register();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    netdev_unregister_all();
-    return 0;
-}
 
 int main(void)
 {
@@ -357,5 +345,5 @@ int main(void)
         cmocka_unit_test(test_pmd_destroy_flushes),
         cmocka_unit_test(test_retries_through_dp),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, dummy_group_setup, dummy_group_teardown);
 }

@@ -13,6 +13,7 @@
 #include "backends/dummy/netdev-dummy.h"
 #include "netdev.h"
 #include "packet.h"
+#include "helpers/dummy_group.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -103,19 +104,6 @@ static void free_pkts(struct pkt **pkts, int n)
         pkt_free(pkts[i]);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    netdev_dummy_register();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    netdev_unregister_all();
-    return 0;
-}
 
 /* ---- tests --------------------------------------------------------------- */
 
@@ -669,5 +657,5 @@ int main(void)
         cmocka_unit_test(test_hooks_reject_other_ports),
         cmocka_unit_test(test_close_frees_queued),
     };
-    return cmocka_run_group_tests_name("dummy", tests, setup, teardown);
+    return cmocka_run_group_tests_name("dummy", tests, dummy_group_setup, dummy_group_teardown);
 }
