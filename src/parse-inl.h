@@ -1,0 +1,317 @@
+/* parse-inl.h: the parser's inline body, for parse.c and the datapath's
+ * per-batch extract loop (dp.c), which inlines parse_pkt_layout_inl() so the
+ * common keyless validation costs no call. Not a public interface: use
+ * parse.h. The rules of what is filled when are in parse.c's file comment. */
+#ifndef FS_PARSE_INL_H
+#define FS_PARSE_INL_H
+
+#include <string.h>
+
+#include "parse.h"
+
+#define PARSE_ETH_HLEN 14
+#define PARSE_VLAN_HLEN 4
+#define PARSE_ETH_TYPE_IPV4 0x0800
+#define PARSE_ETH_TYPE_ARP 0x0806
+#define PARSE_ETH_TYPE_VLAN 0x8100
+#define PARSE_ETH_TYPE_QINQ 0x88a8
+#define PARSE_ETH_TYPE_IPV6 0x86dd
+
+#define PARSE_IPV4_HLEN 20
+#define PARSE_IPV4_MF 0x2000u
+#define PARSE_IPV4_OFF_MASK 0x1fffu
+#define PARSE_IPV6_HLEN 40
+#define PARSE_IPV6_FRAG_OFF_MASK 0xfff8u
+#define PARSE_ARP_ETH_IPV4_LEN 28
+#define PARSE_ARP_FIXED_LEN 8
+
+#define PARSE_IPPROTO_HOPOPTS 0
+#define PARSE_IPPROTO_ICMP 1
+#define PARSE_IPPROTO_TCP 6
+#define PARSE_IPPROTO_UDP 17
+#define PARSE_IPPROTO_ROUTING 43
+#define PARSE_IPPROTO_FRAGMENT 44
+#define PARSE_IPPROTO_ICMPV6 58
+#define PARSE_IPPROTO_DSTOPTS 60
+#define PARSE_IPPROTO_SCTP 132
+
+#define PARSE_TCP_HLEN_MIN 20
+#define PARSE_UDP_HLEN 8
+#define PARSE_SCTP_HLEN 12
+#define PARSE_ICMP_HLEN 4
+#define PARSE_VXLAN_HLEN 8
+
+#define PARSE_OWN_FLAGS                                                        \
+    (PKT_F_PARSED | PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VXLAN | PKT_F_L4)
+
+static inline uint16_t parse_rd16(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+
+/* Parses the L4 header at l4[0..l4_len), which is inside the frame.
+ * 'frag' is true for a first fragment (later ones never get here). */
+static inline __attribute__((always_inline)) enum parse_result
+parse_l4(struct pkt *pkt, struct flow_key *key, const uint8_t *l4, uint32_t l4_len,
+         uint8_t proto, bool is_v6, bool frag)
+{
+    uint32_t hlen;
+
+    switch (proto) {
+    case PARSE_IPPROTO_TCP:
+        if (l4_len < PARSE_TCP_HLEN_MIN)
+            return frag ? PARSE_OK : PARSE_L4_TRUNC;
+        hlen = (uint32_t)(l4[12] >> 4) * 4;
+        if (hlen < PARSE_TCP_HLEN_MIN)
+            return PARSE_TCP_HLEN;
+        if (hlen > l4_len)
+            return frag ? PARSE_OK : PARSE_TCP_HLEN;
+        key->tp_src = parse_rd16(l4);
+        key->tp_dst = parse_rd16(l4 + 2);
+        key->tcp_flags = parse_rd16(l4 + 12) & 0x0fff;
+        break;
+    case PARSE_IPPROTO_UDP: {
+        if (l4_len < PARSE_UDP_HLEN)
+            return frag ? PARSE_OK : PARSE_L4_TRUNC;
+        uint32_t ulen = parse_rd16(l4 + 4);
+        if (ulen < PARSE_UDP_HLEN || (!frag && ulen > l4_len))
+            return PARSE_UDP_LEN;
+        hlen = PARSE_UDP_HLEN;
+        key->tp_src = parse_rd16(l4);
+        key->tp_dst = parse_rd16(l4 + 2);
+        if (key->tp_dst == PARSE_VXLAN_PORT && !frag &&
+            ulen - PARSE_UDP_HLEN >= PARSE_VXLAN_HLEN)
+            pkt->flags |= PKT_F_VXLAN;
+        break;
+    }
+    case PARSE_IPPROTO_SCTP:
+        if (l4_len < PARSE_SCTP_HLEN)
+            return frag ? PARSE_OK : PARSE_L4_TRUNC;
+        hlen = PARSE_SCTP_HLEN;
+        key->tp_src = parse_rd16(l4);
+        key->tp_dst = parse_rd16(l4 + 2);
+        break;
+    case PARSE_IPPROTO_ICMP:
+    case PARSE_IPPROTO_ICMPV6:
+        if (is_v6 != (proto == PARSE_IPPROTO_ICMPV6))
+            return PARSE_OK; /* ICMP over IPv6 or ICMPv6 over IPv4: unknown */
+        if (l4_len < PARSE_ICMP_HLEN)
+            return frag ? PARSE_OK : PARSE_L4_TRUNC;
+        hlen = PARSE_ICMP_HLEN;
+        key->tp_src = l4[0];
+        key->tp_dst = l4[1];
+        break;
+    default:
+        return PARSE_OK;
+    }
+    pkt->payload_ofs = (uint16_t)(pkt->l4_ofs + hlen);
+    pkt->flags |= PKT_F_L4;
+    return PARSE_OK;
+}
+
+static inline __attribute__((always_inline)) enum parse_result
+parse_ipv4(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
+{
+    const uint8_t *ip = pkt->data + ofs;
+    uint32_t avail = pkt->len - ofs;
+
+    if (avail < PARSE_IPV4_HLEN)
+        return PARSE_IP_TRUNC;
+    if ((ip[0] >> 4) != 4)
+        return PARSE_IP_VERSION;
+    uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4;
+    if (ihl < PARSE_IPV4_HLEN)
+        return PARSE_IP_HLEN;
+    uint32_t tot = parse_rd16(ip + 2);
+    if (tot < ihl)
+        return PARSE_IP_LEN;
+    if (ihl > avail)
+        return PARSE_IP_TRUNC;
+
+    uint8_t proto = ip[9];
+    key->nw_tos = ip[1];
+    key->nw_ttl = ip[8];
+    key->nw_proto = proto;
+    memcpy(&key->nw_src, ip + 12, 4);
+    memcpy(&key->nw_dst, ip + 16, 4);
+
+    uint32_t frag = parse_rd16(ip + 6);
+    bool later = false, is_frag = false;
+    if (frag & (PARSE_IPV4_MF | PARSE_IPV4_OFF_MASK)) {
+        is_frag = true;
+        key->nw_frag = FLOW_FRAG_ANY;
+        pkt->flags |= PKT_F_FRAG;
+        if (frag & PARSE_IPV4_OFF_MASK) {
+            later = true;
+            key->nw_frag |= FLOW_FRAG_LATER;
+            pkt->flags |= PKT_F_FRAG_LATER;
+        }
+    }
+    if (tot > avail)
+        return PARSE_IP_TRUNC;
+
+    pkt->l4_ofs = (uint16_t)(ofs + ihl);
+    pkt->l4_len = (uint16_t)(tot - ihl);
+    pkt->l4_proto = proto;
+    if (later)
+        return PARSE_OK;
+    return parse_l4(pkt, key, ip + ihl, tot - ihl, proto, false, is_frag);
+}
+
+static inline __attribute__((always_inline)) enum parse_result
+parse_ipv6(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
+{
+    const uint8_t *ip = pkt->data + ofs;
+    uint32_t avail = pkt->len - ofs;
+
+    if (avail < PARSE_IPV6_HLEN)
+        return PARSE_IP_TRUNC;
+    if ((ip[0] >> 4) != 6)
+        return PARSE_IP_VERSION;
+    uint32_t plen = parse_rd16(ip + 4);
+    if (plen == 0)
+        return PARSE_IP_LEN; /* jumbogram (RFC 2675): not supported */
+
+    key->nw_tos = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+    key->ipv6_label = (uint32_t)(ip[1] & 0x0f) << 16 | (uint32_t)ip[2] << 8 | ip[3];
+    key->nw_ttl = ip[7];
+    memcpy(key->ipv6_src, ip + 8, 16);
+    memcpy(key->ipv6_dst, ip + 24, 16);
+
+    uint32_t end = PARSE_IPV6_HLEN + plen; /* relative to ip */
+    if (end > avail)
+        return PARSE_IP_TRUNC;
+
+    /* Walk the extension headers inside ip[PARSE_IPV6_HLEN..end). */
+    uint8_t nh = ip[6];
+    uint32_t p = PARSE_IPV6_HLEN;
+    unsigned n_ext = 0;
+    bool later = false, is_frag = false;
+    for (;;) {
+        if (nh == PARSE_IPPROTO_HOPOPTS || nh == PARSE_IPPROTO_ROUTING ||
+            nh == PARSE_IPPROTO_DSTOPTS) {
+            if (++n_ext > PARSE_MAX_IPV6_EXT || end - p < 8)
+                return PARSE_IPV6_EXT;
+            uint32_t hl = ((uint32_t)ip[p + 1] + 1) * 8;
+            if (hl > end - p)
+                return PARSE_IPV6_EXT;
+            nh = ip[p];
+            p += hl;
+        } else if (nh == PARSE_IPPROTO_FRAGMENT) {
+            if (++n_ext > PARSE_MAX_IPV6_EXT || is_frag || end - p < 8)
+                return PARSE_IPV6_EXT;
+            is_frag = true;
+            key->nw_frag = FLOW_FRAG_ANY;
+            pkt->flags |= PKT_F_FRAG;
+            nh = ip[p];
+            uint32_t off = parse_rd16(ip + p + 2) & PARSE_IPV6_FRAG_OFF_MASK;
+            p += 8;
+            if (off) {
+                later = true;
+                key->nw_frag |= FLOW_FRAG_LATER;
+                pkt->flags |= PKT_F_FRAG_LATER;
+                break;
+            }
+        } else {
+            break;
+        }
+    }
+
+    key->nw_proto = nh;
+    pkt->l4_ofs = (uint16_t)(ofs + p);
+    pkt->l4_len = (uint16_t)(end - p);
+    pkt->l4_proto = nh;
+    if (later)
+        return PARSE_OK;
+    return parse_l4(pkt, key, ip + p, end - p, nh, true, is_frag);
+}
+
+static inline __attribute__((always_inline)) enum parse_result
+parse_arp(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
+{
+    const uint8_t *a = pkt->data + ofs;
+    uint32_t avail = pkt->len - ofs;
+
+    if (avail < PARSE_ARP_FIXED_LEN)
+        return PARSE_ARP_TRUNC;
+    if (parse_rd16(a) != 1 || parse_rd16(a + 2) != PARSE_ETH_TYPE_IPV4 || a[4] != 6 || a[5] != 4)
+        return PARSE_OK; /* not Ethernet/IPv4 ARP: nothing to extract */
+    if (avail < PARSE_ARP_ETH_IPV4_LEN)
+        return PARSE_ARP_TRUNC;
+    key->nw_proto = a[7]; /* low 8 bits of the opcode */
+    memcpy(key->arp_sha, a + 8, 6);
+    memcpy(&key->nw_src, a + 14, 4);
+    memcpy(key->arp_tha, a + 18, 6);
+    memcpy(&key->nw_dst, a + 24, 4);
+    return PARSE_OK;
+}
+
+/* parse_pkt(), and without a key for parse_pkt_layout(): with zero false
+ * *key is scratch that is written, never read before written. */
+static inline __attribute__((always_inline)) enum parse_result
+parse_pkt_into(struct pkt *pkt, struct flow_key *key, const bool zero)
+{
+    const uint8_t *d = pkt->data;
+    uint32_t len = pkt->len;
+
+    if (zero)
+        flow_key_zero(key);
+    key->in_port = pkt->in_port;
+    pkt->l3_ofs = PKT_OFS_NONE;
+    pkt->l4_ofs = PKT_OFS_NONE;
+    pkt->payload_ofs = PKT_OFS_NONE;
+    pkt->l4_len = 0;
+    pkt->l3 = PKT_L3_NONE;
+    pkt->l4_proto = 0;
+    pkt->n_vlan = 0;
+    pkt->flags = (uint16_t)((pkt->flags & ~PARSE_OWN_FLAGS) | PKT_F_PARSED);
+
+    if (len < PARSE_ETH_HLEN)
+        return PARSE_ETH_TRUNC;
+    memcpy(key->dl_dst, d, 6);
+    memcpy(key->dl_src, d + 6, 6);
+
+    uint16_t type = parse_rd16(d + 12);
+    uint32_t ofs = PARSE_ETH_HLEN;
+    while (type == PARSE_ETH_TYPE_VLAN || type == PARSE_ETH_TYPE_QINQ) {
+        unsigned n = pkt->n_vlan;
+        if (n == PARSE_MAX_VLANS)
+            return PARSE_VLAN_DEPTH;
+        if (len - ofs < PARSE_VLAN_HLEN)
+            return PARSE_VLAN_TRUNC;
+        key->vlan_tpid[n] = type;
+        /* The DEI bit's position marks presence (see flow.h). */
+        key->vlan_tci[n] = parse_rd16(d + ofs) | FLOW_VLAN_PRESENT;
+        type = parse_rd16(d + ofs + 2);
+        ofs += PARSE_VLAN_HLEN;
+        pkt->n_vlan = (uint8_t)(n + 1);
+    }
+    key->dl_type = type;
+
+    switch (type) {
+    case PARSE_ETH_TYPE_IPV4:
+        pkt->l3 = PKT_L3_IPV4;
+        pkt->l3_ofs = (uint16_t)ofs;
+        return parse_ipv4(pkt, key, ofs);
+    case PARSE_ETH_TYPE_IPV6:
+        pkt->l3 = PKT_L3_IPV6;
+        pkt->l3_ofs = (uint16_t)ofs;
+        return parse_ipv6(pkt, key, ofs);
+    case PARSE_ETH_TYPE_ARP:
+        pkt->l3 = PKT_L3_ARP;
+        pkt->l3_ofs = (uint16_t)ofs;
+        return parse_arp(pkt, key, ofs);
+    default:
+        return PARSE_OK;
+    }
+}
+
+/* parse_pkt_layout(), inlined. */
+static inline __attribute__((always_inline)) enum parse_result
+parse_pkt_layout_inl(struct pkt *pkt)
+{
+    struct flow_key scratch; /* its stores are dead: the compiler drops them */
+    return parse_pkt_into(pkt, &scratch, false);
+}
+
+#endif
