@@ -57,13 +57,15 @@ static inline void pkt_csum_set(struct pkt *p, enum csum_layer l, enum csum_stat
 /* True if some layer of p is PARTIAL. */
 static inline bool pkt_csum_any_partial(const struct pkt *p)
 {
-    /* Branch-free: a zero byte of v = the four states ^ PARTIAL in each
-     * byte (the classic exact "has a zero byte" test). */
+    /* Branch-free: states are 0..3 and PARTIAL is the only one with both
+     * low bits set, so a byte is PARTIAL iff bit 0 of (v & v >> 1) is set
+     * in it (bit 7 of each byte catches a neighbour's bit: masked off). */
     _Static_assert(CSUM_L_N == 4, "four state bytes");
+    _Static_assert(CSUM_PARTIAL == 3 && CSUM_BAD == 2 && CSUM_GOOD == 1,
+                   "PARTIAL is the one state with bits 0 and 1 set");
     uint32_t v;
     memcpy(&v, p->csum, 4);
-    v ^= 0x01010101u * CSUM_PARTIAL;
-    return ((v - 0x01010101u) & ~v & 0x80808080u) != 0;
+    return (v & (v >> 1) & 0x01010101u) != 0;
 }
 
 /* True if some layer of p is BAD. */

@@ -590,7 +590,11 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
     uint16_t bflags = 0;
     unsigned got = 0;
     uint64_t bytes = 0;
+    /* Locals, so that the stores below cannot make the compiler reload
+     * them for every packet. */
     const bool verdicts = dp->rx_csum;
+    struct rte_mempool *const pool = dp->pool;
+    struct pkt **const out = batch->pkts + batch->count;
     for (uint16_t i = 0; i < n; i++) {
         struct rte_mbuf *mb = m[i];
         if (mb->nb_segs != 1) {
@@ -604,11 +608,11 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
          * Others are bound now, or copied into ours when their pool has no
          * room for a struct pkt (another application's ring, a PMD's own
          * pool); an attached buffer (indirect, external) is bound anew. */
-        if (unlikely(mb->pool != dp->pool ||
+        if (unlikely(mb->pool != pool ||
                      (mb->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)))) {
-            if (mb->pool != dp->pool &&
+            if (mb->pool != pool &&
                 rte_pktmbuf_priv_size(mb->pool) < sizeof(struct pkt)) {
-                struct rte_mbuf *c = rte_pktmbuf_alloc(dp->pool);
+                struct rte_mbuf *c = rte_pktmbuf_alloc(pool);
                 if (!c || mb->pkt_len > rte_pktmbuf_tailroom(c)) {
                     rte_pktmbuf_free(c);
                     rte_pktmbuf_free(mb);
@@ -641,7 +645,7 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
             bflags |= pkt_batch_flags_of(p);
         }
         bytes += p->len;
-        batch->pkts[batch->count + got++] = p;
+        out[got++] = p;
     }
     batch->count = (uint16_t)(batch->count + got);
     batch->flags |= bflags;
