@@ -10,6 +10,7 @@
 #include "actions.h"
 #include "flow.h"
 #include "parse.h"
+#include "parse-inl.h"
 #include "util.h"
 
 int dp_rules_load(struct rule_table *t, const struct config *cfg, char *err, size_t errlen)
@@ -289,8 +290,12 @@ static void dp_output_cb(void *aux, struct pkt *pkt, uint16_t port)
 /* Output of a run of packets whose whole action list is one output to
  * 'port': what dp_output_cb() does per packet, with one enqueue for the run
  * when there is nothing to do per packet (a device port, no PARTIAL packet
- * in the rx batch). */
-static void dp_output_run(struct dp_pmd *pmd, struct pkt **pkts, unsigned n, uint16_t port)
+ * in the rx batch). A run that is the whole rx batch ('whole', 'bytes' of
+ * frames or TXQ_BYTES_UNKNOWN) leaves at once when the port's queue would be
+ * flushed at the end of the batch anyway (interval 0): nothing else of this
+ * batch can join it. */
+static void dp_output_run(struct dp_pmd *pmd, struct pkt **pkts, unsigned n, uint16_t port,
+                          bool whole, uint64_t bytes)
 {
     const struct dp *dp = pmd->dp;
     if (port >= dp->n_ports || dp->ports[port].tunnel || !dp->ports[port].dev ||
@@ -299,7 +304,11 @@ static void dp_output_run(struct dp_pmd *pmd, struct pkt **pkts, unsigned n, uin
             dp_output_cb(pmd, pkts[i], port);
         return;
     }
-    txq_enqueue_burst(&pmd->txq[port], pkts, n, pmd->now);
+    struct txq *q = &pmd->txq[port];
+    if (whole && q->interval_ns == 0)
+        txq_send_burst(q, pkts, n, bytes, pmd->now);
+    else
+        txq_enqueue_burst(q, pkts, n, pmd->now);
 }
 
 /* Counts the PARTIAL and BAD verdicts a packet arrived with. Only called
@@ -388,7 +397,7 @@ enum dp_extract_mode {
  * without keys) get a tight parse loop. */
 static inline __attribute__((always_inline)) unsigned
 dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flow_key *keys,
-           struct pkt **pkts, uint32_t *hashes, bool verdicts,
+           struct pkt **pkts, uint32_t *hashes, uint64_t *kept_bytes, bool verdicts,
            const enum dp_extract_mode mode)
 {
     const bool general = mode == DP_X_FULL;
@@ -396,27 +405,30 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
      * port the caches look up directly need none (fcache_port_direct()). */
     uint32_t hash_port = UINT32_MAX;
     bool need_hash = true;
-    uint64_t parsed_ok = 0, bytes = 0;
+    uint64_t parsed_ok = 0, bytes = 0, dropped_bytes = 0;
     unsigned n = 0;
+    const unsigned count = b->count; /* a local: packet stores cannot alias it */
 
-    for (unsigned i = 0; i < b->count; i++) {
+    for (unsigned i = 0; i < count; i++) {
         struct pkt *p = b->pkts[i];
         p->in_port = in_port;
         bytes += p->len;
         if (p->flags & PKT_F_TRUNCATED) {
+            dropped_bytes += p->len;
             dp_drop_cb(pmd, p, DROP_rx_truncated);
             continue;
         }
         if (general && verdicts)
             dp_rx_verdicts(pmd, p);
-        enum parse_result r = mode == DP_X_LAYOUT ? parse_pkt_layout(p) : parse_pkt(p, &keys[n]);
+        enum parse_result r = mode == DP_X_LAYOUT ? parse_pkt_layout_inl(p) : parse_pkt(p, &keys[n]);
         if (r != PARSE_OK) {
             pmd->parse_results[r]++;
+            dropped_bytes += p->len;
             dp_drop_cb(pmd, p, DROP_parse_error);
             continue;
         }
-        parsed_ok++;
         if (general) {
+            parsed_ok++; /* else every packet parsed is kept: n */
             /* Decapsulation judges the outer verdicts itself
              * (tunnel_bad_csum) and resets them; the bad-csum policy sees
              * what is left. */
@@ -433,10 +445,13 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
         }
         pkts[n++] = p;
     }
-    pmd->parse_results[PARSE_OK] += parsed_ok;
+    pmd->parse_results[PARSE_OK] += general ? parsed_ok : n;
     struct dp_port_stats *ps = &pmd->port_stats[in_port];
-    ps->rx_packets += b->count;
+    ps->rx_packets += count;
     ps->rx_bytes += bytes;
+    /* Only decapsulation (FULL) changes lengths and drops after parsing. */
+    if (!general)
+        *kept_bytes = bytes - dropped_bytes;
     return n;
 }
 
@@ -449,6 +464,7 @@ void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     uint32_t hashes[PKT_BATCH_MAX];
     bool verdicts = FS_CSUM_MACHINERY && (b->flags & (PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL));
     unsigned n;
+    uint64_t kept_bytes = TXQ_BYTES_UNKNOWN; /* of pkts[0..n), if known */
 
     pmd->rx_flags = b->flags;
     if (b->count == 0) {
@@ -463,13 +479,13 @@ void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     if (plain && fcache_port_simple(pmd->fc, port, &simple) &&
         (!simple || (simple->n == 1 && simple->a[0].type == ACT_OUTPUT))) {
         /* One answer for the port, an output or a drop: no key needed. */
-        n = dp_extract(pmd, port, b, NULL, pkts, NULL, false, DP_X_LAYOUT);
+        n = dp_extract(pmd, port, b, NULL, pkts, NULL, &kept_bytes, false, DP_X_LAYOUT);
         pkt_batch_init(b);
         if (!n)
             return;
         const struct action_list *a = fcache_lookup_port(pmd->fc, port, n);
         if (a) {
-            dp_output_run(pmd, pkts, n, a->a[0].u.port);
+            dp_output_run(pmd, pkts, n, a->a[0].u.port, true, kept_bytes);
         } else {
             for (unsigned i = 0; i < n; i++)
                 dp_drop_cb(pmd, pkts[i], DROP_no_rule);
@@ -477,9 +493,9 @@ void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         return;
     } else {
         if (plain && fcache_port_direct(pmd->fc, port))
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, false, DP_X_KEYS);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, false, DP_X_KEYS);
         else
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, verdicts, DP_X_FULL);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, verdicts, DP_X_FULL);
         pkt_batch_init(b);
         fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
     }
@@ -498,7 +514,8 @@ void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
             unsigned j = i + 1;
             while (j < n && acts[j] == a)
                 j++;
-            dp_output_run(pmd, &pkts[i], j - i, a->a[0].u.port);
+            dp_output_run(pmd, &pkts[i], j - i, a->a[0].u.port, i == 0 && j == n,
+                          kept_bytes);
             i = j;
             continue;
         }

@@ -100,6 +100,10 @@ struct netdev_class {
      * prefix of the array; it owns those now), or -errno when it took none
      * because of an error (not just a full queue). */
     int (*send)(struct netdev *dev, unsigned qid, struct pkt **pkts, int n);
+    /* True if send() reads pkt->ts (a capture's timestamps): the core then
+     * sets it to the time of the flush before the call. False: pkt->ts is
+     * left as it was (the core spares the device a pass over the batch). */
+    bool tx_stamps;
 
     void (*get_caps)(const struct netdev *dev, struct netdev_caps *caps);
     void (*get_stats)(const struct netdev *dev, struct netdev_stats *stats);

@@ -161,6 +161,7 @@ static const struct netdev_class pmd_txlock_class = {
     .n_rxq = pmd_txlock_n_rxq,
     .n_txq = pmd_txlock_n_txq,
     .send = pmd_txlock_send,
+    .tx_stamps = true, /* whatever the real device needs: stamp always */
     .get_caps = pmd_txlock_get_caps,
     .get_stats = pmd_txlock_get_stats,
     .link_up = pmd_txlock_link_up,

@@ -1,10 +1,11 @@
 /* txq.c: per (PMD, output port) transmit batching.
  *
  * One queue per (PMD, port), touched only by its PMD: no locks, no
- * allocation. The hot path is txq_enqueue_burst() (two stores per packet,
- * a compare per call; txq_enqueue() is its one-packet case) and one pass
- * over the queue in txq_flush() that stamps pkt->ts,
- * sums the bytes and records the wait, before the backend owns anything.
+ * allocation. The hot path is txq_enqueue_burst() (a copy and a length add per packet,
+ * a compare per call; txq_enqueue() is its one-packet case) and in
+ * txq_flush() one wait sample per run of packets queued at one time (and,
+ * for devices that read it, a pass stamping pkt->ts), before the backend
+ * owns anything.
  *
  * Accounting of one flush of n packets (all of them at time 'now'):
  *   - every backend send call lands in exactly one batch_hist bucket (the
@@ -44,12 +45,15 @@ void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
     q->qid = qid;
     q->retries = retries > TXQ_MAX_RETRIES ? TXQ_MAX_RETRIES : retries;
     q->interval_ns = interval_ns;
+    q->stamp = dev && dev->class->tx_stamps;
     q->count = 0;
+    q->n_runs = 0;
     q->first_ns = 0;
-    q->mixed = false;
+    q->bytes = 0;
     for (unsigned i = 0; i < PKT_BATCH_MAX; i++) {
         q->pkts[i] = NULL;
-        q->enq_ns[i] = 0;
+        q->run_ns[i] = 0;
+        q->run_start[i] = 0;
     }
     q->stats = (struct txq_stats){0};
 }
@@ -74,14 +78,20 @@ void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint6
             k = n;
         if (i == 0) {
             q->first_ns = now;
-            q->mixed = false;
-        } else if (now != q->first_ns) {
-            q->mixed = true;
+            q->run_ns[0] = now;
+            q->run_start[0] = 0;
+            q->n_runs = 1;
+        } else if (now != q->run_ns[q->n_runs - 1]) {
+            q->run_ns[q->n_runs] = now;
+            q->run_start[q->n_runs] = (uint16_t)i;
+            q->n_runs++;
         }
+        uint64_t bytes = 0;
         for (unsigned j = 0; j < k; j++) {
             q->pkts[i + j] = pkts[j];
-            q->enq_ns[i + j] = now;
+            bytes += pkts[j]->len;
         }
+        q->bytes += bytes;
         q->count = (uint16_t)(i + k);
         pkts += k;
         n -= k;
@@ -94,63 +104,22 @@ void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now)
 }
 
 /* Frees pkts[from..n) and counts them under 'reason'. */
-static void txq_drop_tail(struct txq *q, unsigned from, unsigned n,
+static void txq_drop_tail(struct txq *q, struct pkt *const *pkts, unsigned from, unsigned n,
                           enum drop_reason reason)
 {
     for (unsigned i = from; i < n; i++)
-        pkt_free(q->pkts[i]);
+        pkt_free(pkts[i]);
     q->stats.dropped[reason] += n - from;
 }
 
-void txq_flush(struct txq *q, uint64_t now)
+/* Hands pkts[0..n) (bytes in all) to the device, with the retries, the
+ * send counters and the drops of what it does not take. */
+static void txq_xmit(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes)
 {
-    unsigned n = q->count;
-    if (n == 0)
-        return;
-
-    /* One pass while we still own every packet: stamp the send time, sum
-     * the bytes and record the waits. Packets queued at one time (the
-     * common case: one poll iteration) share one wait; otherwise the
-     * bucket is recomputed when the enqueue time changes. */
     struct txq_stats *st = &q->stats;
-    uint64_t bytes = 0;
-    uint64_t max_wait = now > q->first_ns ? now - q->first_ns : 0;
-    if (!q->mixed) {
-        for (unsigned i = 0; i < n; i++) {
-            struct pkt *p = q->pkts[i];
-            p->ts = now;
-            bytes += p->len;
-        }
-        st->wait_hist[txq_wait_bucket(max_wait)] += n;
-    } else {
-        uint64_t prev_enq = q->enq_ns[0];
-        unsigned bucket = txq_wait_bucket(max_wait);
-        unsigned run = 0; /* packets of the current bucket not yet counted */
-        for (unsigned i = 0; i < n; i++) {
-            struct pkt *p = q->pkts[i];
-            p->ts = now;
-            bytes += p->len;
-            uint64_t e = q->enq_ns[i];
-            if (e != prev_enq) {
-                prev_enq = e;
-                uint64_t w = now > e ? now - e : 0;
-                if (w > max_wait)
-                    max_wait = w;
-                st->wait_hist[bucket] += run;
-                run = 0;
-                bucket = txq_wait_bucket(w);
-            }
-            run++;
-        }
-        st->wait_hist[bucket] += run;
-    }
-    if (max_wait > st->wait_max_ns)
-        st->wait_max_ns = max_wait;
-    q->count = 0;
-
     struct netdev *dev = q->dev;
     if (dev == NULL) { /* port gone: nothing can be sent */
-        txq_drop_tail(q, 0, n, DROP_tx_down);
+        txq_drop_tail(q, pkts, 0, n, DROP_tx_down);
         return;
     }
 
@@ -158,7 +127,7 @@ void txq_flush(struct txq *q, uint64_t now)
     unsigned retries_left = q->retries;
     enum drop_reason why = DROP_N_REASONS; /* none */
     for (;;) {
-        int r = dev->class->send(dev, q->qid, q->pkts + sent, (int)(n - sent));
+        int r = dev->class->send(dev, q->qid, pkts + sent, (int)(n - sent));
         st->send_calls++;
         if (r < 0) {
             st->batch_hist[0]++;
@@ -183,11 +152,65 @@ void txq_flush(struct txq *q, uint64_t now)
     }
     /* The packets not accepted are still ours: their bytes come off. */
     for (unsigned i = sent; i < n; i++)
-        bytes -= q->pkts[i]->len;
+        bytes -= pkts[i]->len;
     if (why != DROP_N_REASONS)
-        txq_drop_tail(q, sent, n, why);
+        txq_drop_tail(q, pkts, sent, n, why);
     st->packets += sent;
     st->bytes += bytes;
+}
+
+void txq_flush(struct txq *q, uint64_t now)
+{
+    unsigned n = q->count;
+    if (n == 0)
+        return;
+
+    /* While we still own every packet: the waits, one sample per packet,
+     * one bucket per run of packets queued at one time (the common case is
+     * one run: one poll iteration), and the send time for devices that
+     * read it. */
+    struct txq_stats *st = &q->stats;
+    uint64_t bytes = q->bytes;
+    uint64_t max_wait = 0;
+    for (unsigned r = 0; r < q->n_runs; r++) {
+        unsigned end = r + 1 < q->n_runs ? q->run_start[r + 1] : n;
+        uint64_t e = q->run_ns[r];
+        uint64_t w = now > e ? now - e : 0;
+        if (w > max_wait)
+            max_wait = w;
+        st->wait_hist[txq_wait_bucket(w)] += end - q->run_start[r];
+    }
+    if (q->stamp)
+        for (unsigned i = 0; i < n; i++)
+            q->pkts[i]->ts = now;
+    if (max_wait > st->wait_max_ns)
+        st->wait_max_ns = max_wait;
+    q->count = 0;
+    q->n_runs = 0;
+    q->bytes = 0;
+    txq_xmit(q, q->pkts, n, bytes);
+}
+
+void txq_send_burst(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes,
+                    uint64_t now)
+{
+    if (q->count || n > PKT_BATCH_MAX) { /* behind what is queued: in order */
+        txq_enqueue_burst(q, pkts, n, now);
+        txq_flush(q, now);
+        return;
+    }
+    if (n == 0)
+        return;
+    if (bytes == TXQ_BYTES_UNKNOWN) {
+        bytes = 0;
+        for (unsigned i = 0; i < n; i++)
+            bytes += pkts[i]->len;
+    }
+    if (q->stamp)
+        for (unsigned i = 0; i < n; i++)
+            pkts[i]->ts = now;
+    q->stats.wait_hist[0] += n; /* sent when queued: no wait */
+    txq_xmit(q, pkts, n, bytes);
 }
 
 bool txq_flush_if_due(struct txq *q, uint64_t now)
@@ -206,6 +229,8 @@ void txq_purge(struct txq *q, enum drop_reason reason)
     assert((unsigned)reason < DROP_N_REASONS);
     if ((unsigned)reason >= DROP_N_REASONS)
         reason = DROP_tx_down;
-    txq_drop_tail(q, 0, q->count, reason);
+    txq_drop_tail(q, q->pkts, 0, q->count, reason);
     q->count = 0;
+    q->n_runs = 0;
+    q->bytes = 0;
 }

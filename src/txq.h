@@ -35,12 +35,16 @@ struct txq {
     unsigned qid;
     unsigned retries;      /* 0..TXQ_MAX_RETRIES */
     uint64_t interval_ns;  /* 0: flushed by the owner at each rx batch end */
+    bool stamp;            /* the device's send() reads pkt->ts
+                            * (netdev_class.tx_stamps): set it on flush */
     uint16_t count;
-    bool mixed;            /* some packet was queued at another time than
-                            * pkts[0] (else their waits are all one) */
-    uint64_t first_ns;     /* enqueue time of pkts[0] */
+    uint16_t n_runs;       /* runs of packets queued at one time, in order:
+                            * run i starts at pkts[run_start[i]] */
+    uint64_t first_ns;     /* enqueue time of pkts[0] (run_ns[0]) */
+    uint64_t bytes;        /* frame bytes queued */
     struct pkt *pkts[PKT_BATCH_MAX];
-    uint64_t enq_ns[PKT_BATCH_MAX];
+    uint64_t run_ns[PKT_BATCH_MAX];
+    uint16_t run_start[PKT_BATCH_MAX];
     struct txq_stats stats;
 };
 
@@ -53,6 +57,16 @@ void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now);
 /* Queues pkts[0..n) in order (taking ownership): the same as n calls of
  * txq_enqueue(), with one copy per chunk. */
 void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint64_t now);
+
+/* Sends pkts[0..n) now (taking ownership), as txq_enqueue_burst() and then
+ * txq_flush() would: the same counters, retries and drops. With nothing
+ * queued and n <= PKT_BATCH_MAX (the case it is for) the packets are not
+ * copied into the queue and wait 0. 'bytes' is the sum of their lengths if
+ * the caller has it, else TXQ_BYTES_UNKNOWN. For owners that would flush at
+ * once anyway (interval 0). */
+#define TXQ_BYTES_UNKNOWN UINT64_MAX
+void txq_send_burst(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes,
+                    uint64_t now);
 
 /* Sends everything queued now (with retries). */
 void txq_flush(struct txq *q, uint64_t now);

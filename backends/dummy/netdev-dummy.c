@@ -294,6 +294,7 @@ static const struct netdev_class dummy_class = {
     .rxq_recv = dummy_rxq_recv,
     .rxq_peek = dummy_rxq_peek,
     .send = dummy_send,
+    .tx_stamps = true,
     .get_caps = dummy_get_caps,
     .get_stats = dummy_get_stats,
     .link_up = dummy_link_up,

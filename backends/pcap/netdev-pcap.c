@@ -665,6 +665,7 @@ static const struct netdev_class pcapdev_class = {
     .rxq_recv = pcapdev_rxq_recv,
     .rxq_peek = pcapdev_rxq_peek,
     .send = pcapdev_send,
+    .tx_stamps = true,
     .get_caps = pcapdev_get_caps,
     .get_stats = pcapdev_get_stats,
     .link_up = pcapdev_link_up,

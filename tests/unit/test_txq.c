@@ -143,6 +143,14 @@ static bool fake_link_up(const struct netdev *dev)
 static const struct netdev_class fake_class = {
     .type = "txqfake",
     .send = fake_send,
+    .tx_stamps = true,
+    .link_up = fake_link_up,
+};
+
+/* The same port for a device whose send() does not read pkt->ts. */
+static const struct netdev_class fake_class_nostamp = {
+    .type = "txqfake-nostamp",
+    .send = fake_send,
     .link_up = fake_link_up,
 };
 
@@ -358,6 +366,93 @@ static void test_full_flushes_on_33rd(void **state)
     for (unsigned i = 0; i < PKT_BATCH_MAX; i++)
         assert_int_equal(x->fake.kept[i]->ts, 200);
     assert_int_equal(x->q.stats.batch_hist[PKT_BATCH_MAX], 1);
+    check_conservation(x);
+}
+
+/* A device without tx_stamps gets its packets' ts untouched (the flush
+ * makes no pass over them), with the same counters and wait samples. */
+static void test_no_stamp_for_devices_that_ignore_ts(void **state)
+{
+    struct fx *x = *state;
+    x->dev.class = &fake_class_nostamp;
+    txq_init(&x->q, &x->dev, 0, 8, 0);
+    assert_false(x->q.stamp);
+    enq_n(x, 3, 100);
+    enq_n(x, 2, 100 + 3 * US);
+    txq_flush(&x->q, 100 + 5 * US);
+    assert_int_equal(x->fake.n_kept, 5);
+    for (unsigned i = 0; i < 5; i++)
+        assert_true(x->fake.kept[i]->ts == UINT64_MAX); /* as allocated */
+    assert_int_equal(x->q.stats.wait_hist[3], 3); /* 5 us: [4, 8) us */
+    assert_int_equal(x->q.stats.wait_hist[2], 2); /* 2 us: [2, 4) us */
+    assert_int_equal(x->q.stats.wait_max_ns, 5 * US);
+    check_conservation(x);
+
+    /* and the stamping class does stamp */
+    x->dev.class = &fake_class;
+    txq_init(&x->q, &x->dev, 0, 8, 0);
+    assert_true(x->q.stamp);
+    enq(x, 64, 7);
+    txq_flush(&x->q, 9);
+    assert_int_equal(x->fake.kept[5]->ts, 9);
+    assert_int_equal(x->q.stats.packets, 1); /* the new queue's counters */
+}
+
+/* txq_send_burst() on an empty queue: one call straight from the caller's
+ * array, waits of 0, stamps, counters as enqueue + flush would make them;
+ * more than a batch goes in PKT_BATCH_MAX chunks. */
+static void test_send_burst_empty_queue(void **state)
+{
+    struct fx *x = *state;
+    struct pkt *pk[PKT_BATCH_MAX + 8];
+    for (unsigned i = 0; i < PKT_BATCH_MAX + 8; i++)
+        pk[i] = tpkt_new(&x->pool, 60 + i);
+    x->enqueued += PKT_BATCH_MAX + 8;
+    txq_send_burst(&x->q, pk, PKT_BATCH_MAX + 8, TXQ_BYTES_UNKNOWN, 500);
+    assert_int_equal(txq_queued(&x->q), 0);
+    assert_int_equal(x->fake.calls, 2);
+    assert_int_equal(x->fake.offered[0], PKT_BATCH_MAX);
+    assert_int_equal(x->fake.offered[1], 8);
+    assert_int_equal(x->q.stats.wait_hist[0], PKT_BATCH_MAX + 8);
+    assert_int_equal(x->q.stats.wait_max_ns, 0);
+    for (unsigned i = 0; i < PKT_BATCH_MAX + 8; i++) {
+        assert_ptr_equal(x->fake.kept[i], pk[i]); /* in order */
+        assert_int_equal(x->fake.kept[i]->ts, 500);
+    }
+    check_conservation(x);
+}
+
+/* Behind queued packets it keeps the order: the queue leaves first, in the
+ * same flush; a partial acceptance is retried and the rest dropped as
+ * tx_full, exactly as for a flush. */
+static void test_send_burst_behind_queue_and_drops(void **state)
+{
+    struct fx *x = *state;
+    x->q.interval_ns = 1000 * US;
+    enq_n(x, 3, 100);
+    struct pkt *pk[4];
+    for (unsigned i = 0; i < 4; i++)
+        pk[i] = tpkt_new(&x->pool, 64);
+    x->enqueued += 4;
+    txq_send_burst(&x->q, pk, 4, TXQ_BYTES_UNKNOWN, 100 + 2 * US);
+    assert_int_equal(x->fake.calls, 1);
+    assert_int_equal(x->fake.offered[0], 7);
+    assert_ptr_equal(x->fake.kept[3], pk[0]);
+    assert_int_equal(x->q.stats.wait_hist[2], 3); /* 2 us */
+    assert_int_equal(x->q.stats.wait_hist[0], 4);
+    check_conservation(x);
+
+    x->q.retries = 1;
+    x->fake.accept = 2; /* 2 per call, one retry: 4 of 6 go */
+    struct pkt *more[6];
+    for (unsigned i = 0; i < 6; i++)
+        more[i] = tpkt_new(&x->pool, 64);
+    x->enqueued += 6;
+    txq_send_burst(&x->q, more, 6, 6 * 64, 900);
+    assert_int_equal(x->fake.calls, 3);
+    assert_int_equal(x->q.stats.retries, 1);
+    assert_int_equal(x->q.stats.dropped[DROP_tx_full], 2);
+    assert_int_equal(txq_queued(&x->q), 0);
     check_conservation(x);
 }
 
@@ -939,6 +1034,9 @@ int main(void)
         T_(test_interval0_always_flushes),
         T_(test_interval_n),
         T_(test_ping_within_bound),
+        T_(test_no_stamp_for_devices_that_ignore_ts),
+        T_(test_send_burst_empty_queue),
+        T_(test_send_burst_behind_queue_and_drops),
         T_(test_full_flushes_on_33rd),
         T_(test_32_flows_one_call),
         T_(test_accept5_in_7_calls),
