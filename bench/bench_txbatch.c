@@ -147,10 +147,12 @@ struct bt_port {
     uint64_t calls;
 };
 
-static int bt_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n)
+static int bt_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n,
+                   uint16_t summary)
 {
     struct bt_port *port = dev->priv;
     (void)qid;
+    (void)summary;
     port->calls++;
     if (port->cost_ns)
         bt_busy_wait(port->cost_ns);

@@ -306,9 +306,9 @@ static void dp_output_run(struct dp_pmd *pmd, struct pkt **pkts, unsigned n, uin
     }
     struct txq *q = &pmd->txq[port];
     if (whole && q->interval_ns == 0)
-        txq_send_burst(q, pkts, n, bytes, pmd->now);
+        txq_send_burst(q, pkts, n, bytes, pmd->rx_flags, pmd->now);
     else
-        txq_enqueue_burst(q, pkts, n, pmd->now);
+        txq_enqueue_burst(q, pkts, n, pmd->rx_flags, pmd->now);
 }
 
 /* Counts the PARTIAL and BAD verdicts a packet arrived with. Only called
@@ -420,7 +420,7 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
         }
         if (general && verdicts)
             dp_rx_verdicts(pmd, p);
-        enum parse_result r = mode == DP_X_LAYOUT ? parse_pkt_layout_inl(p) : parse_pkt(p, &keys[n]);
+        enum parse_result r = mode == DP_X_LAYOUT ? parse_pkt_layout_rx(p) : parse_pkt(p, &keys[n]);
         if (r != PARSE_OK) {
             pmd->parse_results[r]++;
             dropped_bytes += p->len;

@@ -98,8 +98,12 @@ struct netdev_class {
 
     /* Transmits pkts[0..n-1] in order. Returns how many it accepted (a
      * prefix of the array; it owns those now), or -errno when it took none
-     * because of an error (not just a full queue). */
-    int (*send)(struct netdev *dev, unsigned qid, struct pkt **pkts, int n);
+     * because of an error (not just a full queue). 'summary' bounds the
+     * packets' PKT_BATCH_F_* flags (a bit may be set that no packet has):
+     * without PKT_BATCH_F_PARTIAL no packet has a PARTIAL layer, and the
+     * device may skip its per-packet offload work. */
+    int (*send)(struct netdev *dev, unsigned qid, struct pkt **pkts, int n,
+                uint16_t summary);
     /* True if send() reads pkt->ts (a capture's timestamps): the core then
      * sets it to the time of the flush before the call. False: pkt->ts is
      * left as it was (the core spares the device a pass over the batch). */

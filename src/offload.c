@@ -328,6 +328,8 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps)
                                                                                : CSUM_BAD;
         pkt_csum_set(p, CSUM_L_OUTER_L4, s);
     }
+    /* Delivered as received: verdicts, no layout (netdev.h). */
+    parse_reset_layout(p);
 }
 
 /* The capability an emulated device must announce to take 'layer' PARTIAL. */

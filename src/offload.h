@@ -99,7 +99,8 @@ enum csum_prep pkt_csum_complete(struct pkt *p, struct csum_stats *st);
  * freshly received frame: parses it, verifies the IPv4 header and TCP/UDP
  * checksums in software and sets GOOD/BAD verdicts (UNKNOWN where the layer
  * is absent or not covered; an IPv4 UDP checksum of 0 is GOOD). Leaves a
- * PARTIAL layer alone. */
+ * PARTIAL layer alone, and the packet unparsed (parse_reset_layout()), as
+ * netdev_class.rxq_recv() delivers packets. */
 void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps);
 
 /* The batch summary flags (PKT_BATCH_F_*) one packet contributes; a

@@ -41,9 +41,6 @@
 #define PARSE_ICMP_HLEN 4
 #define PARSE_VXLAN_HLEN 8
 
-#define PARSE_OWN_FLAGS                                                        \
-    (PKT_F_PARSED | PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VXLAN | PKT_F_L4)
-
 static inline uint16_t parse_rd16(const uint8_t *p)
 {
     return (uint16_t)((unsigned)p[0] << 8 | p[1]);
@@ -247,9 +244,11 @@ parse_arp(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
 }
 
 /* parse_pkt(), and without a key for parse_pkt_layout(): with zero false
- * *key is scratch that is written, never read before written. */
+ * *key is scratch that is written, never read before written. With fresh
+ * true the packet is as a backend delivers it (pkt_reset_meta() state: no
+ * offsets, no parser flags), so the layout needs no reset first. */
 static inline __attribute__((always_inline)) enum parse_result
-parse_pkt_into(struct pkt *pkt, struct flow_key *key, const bool zero)
+parse_pkt_into(struct pkt *pkt, struct flow_key *key, const bool zero, const bool fresh)
 {
     const uint8_t *d = pkt->data;
     uint32_t len = pkt->len;
@@ -257,14 +256,9 @@ parse_pkt_into(struct pkt *pkt, struct flow_key *key, const bool zero)
     if (zero)
         flow_key_zero(key);
     key->in_port = pkt->in_port;
-    pkt->l3_ofs = PKT_OFS_NONE;
-    pkt->l4_ofs = PKT_OFS_NONE;
-    pkt->payload_ofs = PKT_OFS_NONE;
-    pkt->l4_len = 0;
-    pkt->l3 = PKT_L3_NONE;
-    pkt->l4_proto = 0;
-    pkt->n_vlan = 0;
-    pkt->flags = (uint16_t)((pkt->flags & ~PARSE_OWN_FLAGS) | PKT_F_PARSED);
+    if (!fresh)
+        parse_reset_layout(pkt);
+    pkt->flags |= PKT_F_PARSED;
 
     if (len < PARSE_ETH_HLEN)
         return PARSE_ETH_TRUNC;
@@ -311,7 +305,18 @@ static inline __attribute__((always_inline)) enum parse_result
 parse_pkt_layout_inl(struct pkt *pkt)
 {
     struct flow_key scratch; /* its stores are dead: the compiler drops them */
-    return parse_pkt_into(pkt, &scratch, false);
+    return parse_pkt_into(pkt, &scratch, false, false);
+}
+
+/* parse_pkt_layout() of a packet as received: its metadata must be in the
+ * state netdev_class.rxq_recv() delivers (pkt_reset_meta(), plus verdicts
+ * and PKT_F_VNET_CSUM / PKT_F_TRUNCATED). The same result and layout, with
+ * the stores of that reset state left out. */
+static inline __attribute__((always_inline)) enum parse_result
+parse_pkt_layout_rx(struct pkt *pkt)
+{
+    struct flow_key scratch;
+    return parse_pkt_into(pkt, &scratch, false, true);
 }
 
 #endif

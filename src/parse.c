@@ -88,7 +88,7 @@ const char *parse_result_desc(enum parse_result r)
 
 enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key)
 {
-    return parse_pkt_into(pkt, key, true);
+    return parse_pkt_into(pkt, key, true, false);
 }
 
 enum parse_result parse_pkt_layout(struct pkt *pkt)

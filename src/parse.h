@@ -39,6 +39,24 @@ enum parse_result {
     PARSE_N_RESULTS
 };
 
+/* The PKT_F_* bits the parser owns. */
+#define PARSE_OWN_FLAGS                                                        \
+    (PKT_F_PARSED | PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VXLAN | PKT_F_L4)
+
+/* Forgets a parse: no offsets, no layers, none of the parser's flags (the
+ * layout of a received packet, pkt_reset_meta()). Other flags stay. */
+static inline void parse_reset_layout(struct pkt *pkt)
+{
+    pkt->l3_ofs = PKT_OFS_NONE;
+    pkt->l4_ofs = PKT_OFS_NONE;
+    pkt->payload_ofs = PKT_OFS_NONE;
+    pkt->l4_len = 0;
+    pkt->l3 = PKT_L3_NONE;
+    pkt->l4_proto = 0;
+    pkt->n_vlan = 0;
+    pkt->flags = (uint16_t)(pkt->flags & ~PARSE_OWN_FLAGS);
+}
+
 /* Short lower-case name of a result ("ok", "ip_trunc", ...). */
 const char *parse_result_name(enum parse_result r);
 const char *parse_result_desc(enum parse_result r);

@@ -117,11 +117,12 @@ struct pmd_txlock {
     pthread_mutex_t locks[NETDEV_MAX_QUEUES];
 };
 
-static int pmd_txlock_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n)
+static int pmd_txlock_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n,
+                           uint16_t summary)
 {
     struct pmd_txlock *l = dev->priv;
     pthread_mutex_lock(&l->locks[qid % NETDEV_MAX_QUEUES]);
-    int r = l->real->class->send(l->real, qid, pkts, n);
+    int r = l->real->class->send(l->real, qid, pkts, n, summary);
     pthread_mutex_unlock(&l->locks[qid % NETDEV_MAX_QUEUES]);
     return r;
 }

@@ -37,6 +37,7 @@
 #include <assert.h>
 
 #include "clock.h"
+#include "offload.h"
 
 void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
               uint64_t interval_ns)
@@ -50,6 +51,7 @@ void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
     q->n_runs = 0;
     q->first_ns = 0;
     q->bytes = 0;
+    q->summary = 0;
     for (unsigned i = 0; i < PKT_BATCH_MAX; i++) {
         q->pkts[i] = NULL;
         q->run_ns[i] = 0;
@@ -68,7 +70,8 @@ static inline unsigned txq_wait_bucket(uint64_t ns)
     return b < TXQ_WAIT_BUCKETS ? b : TXQ_WAIT_BUCKETS - 1;
 }
 
-void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint64_t now)
+void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint16_t summary,
+                       uint64_t now)
 {
     while (n) {
         if (q->count >= PKT_BATCH_MAX)
@@ -92,6 +95,7 @@ void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint6
             bytes += pkts[j]->len;
         }
         q->bytes += bytes;
+        q->summary |= summary;
         q->count = (uint16_t)(i + k);
         pkts += k;
         n -= k;
@@ -100,7 +104,7 @@ void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint6
 
 void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now)
 {
-    txq_enqueue_burst(q, &pkt, 1, now);
+    txq_enqueue_burst(q, &pkt, 1, pkt_csum_any_partial(pkt) ? PKT_BATCH_F_PARTIAL : 0, now);
 }
 
 /* Frees pkts[from..n) and counts them under 'reason'. */
@@ -112,9 +116,11 @@ static void txq_drop_tail(struct txq *q, struct pkt *const *pkts, unsigned from,
     q->stats.dropped[reason] += n - from;
 }
 
-/* Hands pkts[0..n) (bytes in all) to the device, with the retries, the
- * send counters and the drops of what it does not take. */
-static void txq_xmit(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes)
+/* Hands pkts[0..n) (bytes in all, PKT_BATCH_F_* bound 'summary') to the
+ * device, with the retries, the send counters and the drops of what it does
+ * not take. */
+static void txq_xmit(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes,
+                     uint16_t summary)
 {
     struct txq_stats *st = &q->stats;
     struct netdev *dev = q->dev;
@@ -127,7 +133,7 @@ static void txq_xmit(struct txq *q, struct pkt **pkts, unsigned n, uint64_t byte
     unsigned retries_left = q->retries;
     enum drop_reason why = DROP_N_REASONS; /* none */
     for (;;) {
-        int r = dev->class->send(dev, q->qid, pkts + sent, (int)(n - sent));
+        int r = dev->class->send(dev, q->qid, pkts + sent, (int)(n - sent), summary);
         st->send_calls++;
         if (r < 0) {
             st->batch_hist[0]++;
@@ -185,17 +191,19 @@ void txq_flush(struct txq *q, uint64_t now)
             q->pkts[i]->ts = now;
     if (max_wait > st->wait_max_ns)
         st->wait_max_ns = max_wait;
+    uint16_t summary = q->summary;
     q->count = 0;
     q->n_runs = 0;
     q->bytes = 0;
-    txq_xmit(q, q->pkts, n, bytes);
+    q->summary = 0;
+    txq_xmit(q, q->pkts, n, bytes, summary);
 }
 
 void txq_send_burst(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes,
-                    uint64_t now)
+                    uint16_t summary, uint64_t now)
 {
     if (q->count || n > PKT_BATCH_MAX) { /* behind what is queued: in order */
-        txq_enqueue_burst(q, pkts, n, now);
+        txq_enqueue_burst(q, pkts, n, summary, now);
         txq_flush(q, now);
         return;
     }
@@ -210,7 +218,7 @@ void txq_send_burst(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes
         for (unsigned i = 0; i < n; i++)
             pkts[i]->ts = now;
     q->stats.wait_hist[0] += n; /* sent when queued: no wait */
-    txq_xmit(q, pkts, n, bytes);
+    txq_xmit(q, pkts, n, bytes, summary);
 }
 
 bool txq_flush_if_due(struct txq *q, uint64_t now)
@@ -233,4 +241,5 @@ void txq_purge(struct txq *q, enum drop_reason reason)
     q->count = 0;
     q->n_runs = 0;
     q->bytes = 0;
+    q->summary = 0;
 }

@@ -42,6 +42,7 @@ struct txq {
                             * run i starts at pkts[run_start[i]] */
     uint64_t first_ns;     /* enqueue time of pkts[0] (run_ns[0]) */
     uint64_t bytes;        /* frame bytes queued */
+    uint16_t summary;      /* PKT_BATCH_F_* bound of the queued packets */
     struct pkt *pkts[PKT_BATCH_MAX];
     uint64_t run_ns[PKT_BATCH_MAX];
     uint16_t run_start[PKT_BATCH_MAX];
@@ -55,18 +56,22 @@ void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
 void txq_enqueue(struct txq *q, struct pkt *pkt, uint64_t now);
 
 /* Queues pkts[0..n) in order (taking ownership): the same as n calls of
- * txq_enqueue(), with one copy per chunk. */
-void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint64_t now);
+ * txq_enqueue(), with one copy per chunk. 'summary' bounds their
+ * PKT_BATCH_F_* flags (see netdev_class.send; PKT_BATCH_F_PARTIAL if
+ * unknown). */
+void txq_enqueue_burst(struct txq *q, struct pkt *const *pkts, unsigned n, uint16_t summary,
+                       uint64_t now);
 
 /* Sends pkts[0..n) now (taking ownership), as txq_enqueue_burst() and then
  * txq_flush() would: the same counters, retries and drops. With nothing
  * queued and n <= PKT_BATCH_MAX (the case it is for) the packets are not
  * copied into the queue and wait 0. 'bytes' is the sum of their lengths if
- * the caller has it, else TXQ_BYTES_UNKNOWN. For owners that would flush at
+ * the caller has it, else TXQ_BYTES_UNKNOWN; 'summary' as for
+ * txq_enqueue_burst(). For owners that would flush at
  * once anyway (interval 0). */
 #define TXQ_BYTES_UNKNOWN UINT64_MAX
 void txq_send_burst(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes,
-                    uint64_t now);
+                    uint16_t summary, uint64_t now);
 
 /* Sends everything queued now (with retries). */
 void txq_flush(struct txq *q, uint64_t now);

@@ -725,7 +725,8 @@ static bool dpdkdev_can_offload(const struct dpdkdev_port *dp, const struct pkt 
                                          p->csum[CSUM_L_OUTER_L4] != CSUM_PARTIAL);
 }
 
-static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n)
+static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n,
+                        uint16_t summary)
 {
     struct dpdkdev_port *dp = dpdkdev_priv(dev);
     struct dpdkdev_qstats *qs = &dp->txs[qid];
@@ -754,9 +755,10 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
     uint64_t bytes = 0;
     int k = 0;
     int err = 0;
+    const bool any_partial = summary & PKT_BATCH_F_PARTIAL;
     for (; k < n; k++) {
         struct pkt *p = pkts[k];
-        bool partial = pkt_csum_any_partial(p);
+        bool partial = any_partial && pkt_csum_any_partial(p);
         if (unlikely(partial) && !dpdkdev_can_offload(dp, p)) {
             dpdkdev_sw_complete(qs, p);
             partial = pkt_csum_any_partial(p);

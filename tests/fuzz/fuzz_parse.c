@@ -17,6 +17,7 @@
 #include "flow.h"
 #include "packet.h"
 #include "parse.h"
+#include "parse-inl.h"
 
 #define CHECK(c)                                                               \
     do {                                                                       \
@@ -113,6 +114,14 @@ static void check(const struct pkt *p, const struct flow_key *k, enum parse_resu
     CHECK((p->flags & PKT_F_VNET_CSUM) == 0); /* not the parser's to set */
 }
 
+/* The parser's layout fields (and flags) of a and b are equal. */
+static bool same_layout(const struct pkt *a, const struct pkt *b)
+{
+    return a->l3_ofs == b->l3_ofs && a->l4_ofs == b->l4_ofs && a->l4_len == b->l4_len &&
+           a->payload_ofs == b->payload_ofs && a->flags == b->flags && a->l3 == b->l3 &&
+           a->l4_proto == b->l4_proto && a->n_vlan == b->n_vlan;
+}
+
 static struct pkt *exact_pkt(const uint8_t *data, size_t size)
 {
     struct pkt *p = pkt_from_data(data, (uint32_t)size);
@@ -143,6 +152,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(flow_equal(&k, &k2));
     CHECK(memcmp(&m, p, sizeof m) == 0);
 
+    /* The keyless parse of a packet as received: the same result and
+     * metadata as parse_pkt() made (exact_pkt() gives a fresh packet). */
+    struct pkt *f = exact_pkt(data, size);
+    CHECK(parse_pkt_layout_rx(f) == r);
+    CHECK(same_layout(f, p));
+    pkt_free(f);
+
     /* A frame that parsed OK ignores bytes appended after it. */
     if (r == PARSE_OK) {
         uint8_t *padded = malloc(size + 16);
@@ -154,10 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(parse_pkt(q, &k3) == PARSE_OK);
         check(q, &k3, PARSE_OK);
         CHECK(flow_equal(&k, &k3));
-        CHECK(q->l3_ofs == p->l3_ofs && q->l4_ofs == p->l4_ofs &&
-              q->l4_len == p->l4_len && q->payload_ofs == p->payload_ofs &&
-              q->flags == p->flags && q->l3 == p->l3 &&
-              q->l4_proto == p->l4_proto && q->n_vlan == p->n_vlan);
+        CHECK(same_layout(q, p));
         pkt_free(q);
         free(padded);
     }

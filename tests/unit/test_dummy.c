@@ -95,7 +95,7 @@ static int rx_burst(struct netdev *dev, unsigned qid, struct pkt_batch *b,
 
 static int send_pkts(struct netdev *dev, unsigned qid, struct pkt **pkts, int n)
 {
-    return dev->class->send(dev, qid, pkts, n);
+    return dev->class->send(dev, qid, pkts, n, PKT_BATCH_F_PARTIAL); /* per-packet checks */
 }
 
 static void free_pkts(struct pkt **pkts, int n)

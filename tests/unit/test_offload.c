@@ -928,7 +928,9 @@ static void test_rx_verify_emulate(void **state)
         for (int proto = 0; proto < 2; proto++) {
             uint8_t f[MAXF];
             struct lay L;
-            struct spec s = {.v6 = v6, .proto = proto ? 17 : 6, .payload = 45};
+            /* UDP with a VLAN tag: the parse below must not leave n_vlan */
+            struct spec s = {.v6 = v6, .proto = proto ? 17 : 6, .payload = 45,
+                             .n_vlan = (unsigned)proto};
             size_t n = build(&s, f, &L);
 
             struct pkt *p = pkt_exact(f, n);
@@ -936,6 +938,16 @@ static void test_rx_verify_emulate(void **state)
             assert_int_equal(pkt_csum_get(p, CSUM_L_OUTER_L4), CSUM_GOOD);
             assert_int_equal(pkt_csum_get(p, CSUM_L_OUTER_IP), v6 ? CSUM_UNKNOWN : CSUM_GOOD);
             assert_bytes(p->data, f, n);
+            /* Delivered unparsed, as a device delivers packets: the
+             * datapath's keyless parse of received packets relies on it. */
+            assert_int_equal(p->l3_ofs, PKT_OFS_NONE);
+            assert_int_equal(p->l4_ofs, PKT_OFS_NONE);
+            assert_int_equal(p->payload_ofs, PKT_OFS_NONE);
+            assert_int_equal(p->l4_len, 0);
+            assert_int_equal(p->l3, PKT_L3_NONE);
+            assert_int_equal(p->l4_proto, 0);
+            assert_int_equal(p->n_vlan, 0);
+            assert_int_equal(p->flags & PARSE_OWN_FLAGS, 0);
             pkt_free(p);
 
             /* No rx capability: no verdict. */
@@ -1723,7 +1735,7 @@ static void test_dp_offload_contract(void **state)
     struct pkt *p = mk(f, n, NULL);
     set_states(p, CSUM_GOOD, CSUM_PARTIAL);
     struct netdev *d = port(x, 1);
-    assert_int_equal(d->class->send(d, 0, &p, 1), 1);
+    assert_int_equal(d->class->send(d, 0, &p, 1, PKT_BATCH_F_PARTIAL), 1);
     struct netdev_stats ns;
     netdev_get_stats(d, &ns);
     assert_int_equal(ns.tx_packets, 0);

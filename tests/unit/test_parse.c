@@ -19,6 +19,7 @@
 #include "flow.h"
 #include "packet.h"
 #include "parse.h"
+#include "parse-inl.h"
 
 /* ---- frame builder ---------------------------------------------------- */
 
@@ -291,6 +292,19 @@ struct res {
     struct pkt m; /* metadata copy; m.data is dangling, never dereferenced */
 };
 
+/* The layout fields the keyless parsers must agree on with parse_pkt(). */
+static void assert_same_layout(const struct pkt *p, const struct pkt *m)
+{
+    assert_int_equal(p->l3_ofs, m->l3_ofs);
+    assert_int_equal(p->l4_ofs, m->l4_ofs);
+    assert_int_equal(p->l4_len, m->l4_len);
+    assert_int_equal(p->payload_ofs, m->payload_ofs);
+    assert_int_equal(p->l3, m->l3);
+    assert_int_equal(p->l4_proto, m->l4_proto);
+    assert_int_equal(p->n_vlan, m->n_vlan);
+    assert_int_equal(p->flags, m->flags);
+}
+
 /* Parses b[0..n) in an exactly-sized heap packet on in_port 3. */
 static struct res parse_n(const uint8_t *b, size_t n)
 {
@@ -311,15 +325,16 @@ static struct res parse_n(const uint8_t *b, size_t n)
     assert_non_null(q);
     q->in_port = 3;
     assert_int_equal(parse_pkt_layout(q), out.r);
-    assert_int_equal(q->l3_ofs, out.m.l3_ofs);
-    assert_int_equal(q->l4_ofs, out.m.l4_ofs);
-    assert_int_equal(q->l4_len, out.m.l4_len);
-    assert_int_equal(q->payload_ofs, out.m.payload_ofs);
-    assert_int_equal(q->l3, out.m.l3);
-    assert_int_equal(q->l4_proto, out.m.l4_proto);
-    assert_int_equal(q->n_vlan, out.m.n_vlan);
-    assert_int_equal(q->flags, out.m.flags);
+    assert_same_layout(q, &out.m);
     pkt_free(q);
+
+    /* parse_pkt_layout_rx() on a packet as received: the same again. */
+    struct pkt *f = pkt_from_data(b, (uint32_t)n);
+    assert_non_null(f);
+    f->in_port = 3;
+    assert_int_equal(parse_pkt_layout_rx(f), out.r);
+    assert_same_layout(f, &out.m);
+    pkt_free(f);
     return out;
 }
 

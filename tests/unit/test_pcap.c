@@ -186,7 +186,7 @@ static int rx_burst(struct netdev *dev, struct pkt_batch *b, uint64_t now)
 
 static int send_pkts(struct netdev *dev, struct pkt **pkts, int n)
 {
-    return dev->class->send(dev, 0, pkts, n);
+    return dev->class->send(dev, 0, pkts, n, PKT_BATCH_F_PARTIAL);
 }
 
 static int setup(void **state)

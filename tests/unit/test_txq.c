@@ -96,13 +96,15 @@ struct fake_port {
     int offered[FAKE_CALLS_MAX], returned[FAKE_CALLS_MAX];
     int64_t last_seq;            /* order check when not keeping */
     uint64_t accepted_total, accepted_bytes;
+    uint16_t last_summary;       /* 'summary' of the last send call */
 };
 
 static int fake_send(struct netdev *dev, unsigned qid, struct pkt **pkts,
-                     int n)
+                     int n, uint16_t summary)
 {
     struct fake_port *f = dev->priv;
     (void)qid;
+    f->last_summary = summary;
     assert_true(n > 0 && n <= PKT_BATCH_MAX); /* never called with nothing */
     int r;
     if (f->script_pos < f->n_script)
@@ -408,7 +410,7 @@ static void test_send_burst_empty_queue(void **state)
     for (unsigned i = 0; i < PKT_BATCH_MAX + 8; i++)
         pk[i] = tpkt_new(&x->pool, 60 + i);
     x->enqueued += PKT_BATCH_MAX + 8;
-    txq_send_burst(&x->q, pk, PKT_BATCH_MAX + 8, TXQ_BYTES_UNKNOWN, 500);
+    txq_send_burst(&x->q, pk, PKT_BATCH_MAX + 8, TXQ_BYTES_UNKNOWN, 0, 500);
     assert_int_equal(txq_queued(&x->q), 0);
     assert_int_equal(x->fake.calls, 2);
     assert_int_equal(x->fake.offered[0], PKT_BATCH_MAX);
@@ -434,7 +436,7 @@ static void test_send_burst_behind_queue_and_drops(void **state)
     for (unsigned i = 0; i < 4; i++)
         pk[i] = tpkt_new(&x->pool, 64);
     x->enqueued += 4;
-    txq_send_burst(&x->q, pk, 4, TXQ_BYTES_UNKNOWN, 100 + 2 * US);
+    txq_send_burst(&x->q, pk, 4, TXQ_BYTES_UNKNOWN, 0, 100 + 2 * US);
     assert_int_equal(x->fake.calls, 1);
     assert_int_equal(x->fake.offered[0], 7);
     assert_ptr_equal(x->fake.kept[3], pk[0]);
@@ -448,11 +450,43 @@ static void test_send_burst_behind_queue_and_drops(void **state)
     for (unsigned i = 0; i < 6; i++)
         more[i] = tpkt_new(&x->pool, 64);
     x->enqueued += 6;
-    txq_send_burst(&x->q, more, 6, 6 * 64, 900);
+    txq_send_burst(&x->q, more, 6, 6 * 64, 0, 900);
     assert_int_equal(x->fake.calls, 3);
     assert_int_equal(x->q.stats.retries, 1);
     assert_int_equal(x->q.stats.dropped[DROP_tx_full], 2);
     assert_int_equal(txq_queued(&x->q), 0);
+    check_conservation(x);
+}
+
+/* The send summary is the OR of what the enqueues declared: a burst's
+ * summary as given, a single packet's PARTIAL state as found; a flush
+ * starts over. */
+static void test_send_summary(void **state)
+{
+    struct fx *x = *state;
+    x->q.interval_ns = 1000 * US;
+    enq_n(x, 2, 10); /* UNKNOWN packets */
+    txq_flush(&x->q, 20);
+    assert_int_equal(x->fake.last_summary, 0);
+
+    struct pkt *p = tpkt_new(&x->pool, 64);
+    p->csum[CSUM_L_OUTER_L4] = CSUM_PARTIAL;
+    txq_enqueue(&x->q, p, 30);
+    x->enqueued++;
+    txq_flush(&x->q, 40);
+    assert_int_equal(x->fake.last_summary, PKT_BATCH_F_PARTIAL);
+
+    struct pkt *b[2] = {tpkt_new(&x->pool, 64), tpkt_new(&x->pool, 64)};
+    x->enqueued += 2;
+    txq_enqueue_burst(&x->q, b, 1, PKT_BATCH_F_GOOD, 50);
+    txq_enqueue_burst(&x->q, b + 1, 1, PKT_BATCH_F_BAD, 50);
+    txq_flush(&x->q, 60);
+    assert_int_equal(x->fake.last_summary, PKT_BATCH_F_GOOD | PKT_BATCH_F_BAD);
+
+    struct pkt *c = tpkt_new(&x->pool, 64);
+    x->enqueued++;
+    txq_send_burst(&x->q, &c, 1, 64, PKT_BATCH_F_PARTIAL, 70);
+    assert_int_equal(x->fake.last_summary, PKT_BATCH_F_PARTIAL);
     check_conservation(x);
 }
 
@@ -721,10 +755,10 @@ static void test_enqueue_burst(void **state)
     for (unsigned i = 0; i < 20; i++)
         b[i] = tpkt_new(&x->pool, 64);
     x->enqueued += 40;
-    txq_enqueue_burst(&x->q, a, 20, t0);
+    txq_enqueue_burst(&x->q, a, 20, 0, t0);
     assert_int_equal(txq_queued(&x->q), 20);
     assert_int_equal(x->fake.calls, 0);
-    txq_enqueue_burst(&x->q, b, 20, t0 + 5 * US); /* 12 fit, then a send */
+    txq_enqueue_burst(&x->q, b, 20, 0, t0 + 5 * US); /* 12 fit, then a send */
     assert_int_equal(x->fake.calls, 1);
     assert_int_equal(x->fake.offered[0], 32);
     assert_int_equal(txq_queued(&x->q), 8);
@@ -739,7 +773,7 @@ static void test_enqueue_burst(void **state)
     assert_int_equal(x->q.stats.packets, 40);
     assert_int_equal(x->q.stats.bytes, 40 * 64);
     assert_int_equal(x->q.stats.wait_max_ns, 5 * US);
-    txq_enqueue_burst(&x->q, a, 0, t0); /* nothing */
+    txq_enqueue_burst(&x->q, a, 0, 0, t0); /* nothing */
     assert_int_equal(txq_queued(&x->q), 0);
     check_conservation(x);
 }
@@ -1036,6 +1070,7 @@ int main(void)
         T_(test_ping_within_bound),
         T_(test_no_stamp_for_devices_that_ignore_ts),
         T_(test_send_burst_empty_queue),
+        T_(test_send_summary),
         T_(test_send_burst_behind_queue_and_drops),
         T_(test_full_flushes_on_33rd),
         T_(test_32_flows_one_call),
