@@ -575,6 +575,39 @@ static unsigned dpdkdev_n_txq(const struct netdev *dev)
 
 /* ---- rx ----------------------------------------------------------------- */
 
+/* The packet of a received mbuf: its frame, fresh metadata, rx time. */
+static inline void dpdkdev_pkt_rx(struct pkt *p, const struct rte_mbuf *mb, uint64_t now)
+{
+    p->data = (uint8_t *)mb->buf_addr + mb->data_off;
+    p->len = mb->pkt_len;
+    pkt_reset_meta(p);
+    p->ts = now;
+}
+
+/* Wraps the leading mbufs of m[0..n) that need nothing else (one segment,
+ * direct, of our pool: bound at pool creation) into out[], without reading
+ * rx verdicts. Returns how many; *bytes grows by their length.
+ * dpdkdev_rxq_recv() handles the rest one by one. */
+static inline unsigned dpdkdev_rx_own_prefix(struct rte_mbuf **m, unsigned n,
+                                             const struct rte_mempool *pool, uint64_t now,
+                                             struct pkt **out, uint64_t *bytes)
+{
+    uint64_t b = 0;
+    unsigned k = 0;
+    for (; k < n; k++) {
+        struct rte_mbuf *mb = m[k];
+        if (unlikely(mb->nb_segs != 1 || mb->pool != pool ||
+                     (mb->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL))))
+            break;
+        struct pkt *p = dpdkdev_mbuf_pkt(mb);
+        dpdkdev_pkt_rx(p, mb, now);
+        b += p->len;
+        out[k] = p;
+    }
+    *bytes += b;
+    return k;
+}
+
 static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *batch,
                             uint64_t now)
 {
@@ -595,7 +628,10 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
     const bool verdicts = dp->rx_csum;
     struct rte_mempool *const pool = dp->pool;
     struct pkt **const out = batch->pkts + batch->count;
-    for (uint16_t i = 0; i < n; i++) {
+    unsigned i = 0;
+    if (!verdicts) /* the common case first, in a loop of its own */
+        i = got = dpdkdev_rx_own_prefix(m, n, pool, now, out, &bytes);
+    for (; i < n; i++) {
         struct rte_mbuf *mb = m[i];
         if (mb->nb_segs != 1) {
             qs->multiseg++;
@@ -634,10 +670,7 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
             }
         }
         struct pkt *p = dpdkdev_mbuf_pkt(mb);
-        p->data = (uint8_t *)mb->buf_addr + mb->data_off;
-        p->len = mb->pkt_len;
-        pkt_reset_meta(p);
-        p->ts = now;
+        dpdkdev_pkt_rx(p, mb, now);
         if (verdicts) {
             uint64_t f = mb->ol_flags;
             p->csum[CSUM_L_OUTER_IP] = (uint8_t)dpdkdev_ip_state(f);
@@ -725,6 +758,37 @@ static bool dpdkdev_can_offload(const struct dpdkdev_port *dp, const struct pkt 
                                          p->csum[CSUM_L_OUTER_L4] != CSUM_PARTIAL);
 }
 
+/* Writes p's frame position and length (which the core may have changed)
+ * into its own mbuf mb. */
+static inline void dpdkdev_mbuf_sync(struct rte_mbuf *mb, const struct pkt *p)
+{
+    mb->data_off = (uint16_t)(p->data - (uint8_t *)mb->buf_addr);
+    mb->pkt_len = p->len;
+    mb->data_len = (uint16_t)p->len;
+}
+
+/* The leading packets of pkts[0..n) that are ours and need no offload
+ * (the caller knows none is PARTIAL): synced into m[], their bytes added to
+ * *bytes. Returns how many; dpdkdev_send() handles the rest one by one. */
+static inline int dpdkdev_own_prefix(struct pkt **pkts, int n, struct rte_mbuf **m,
+                                     uint64_t *bytes)
+{
+    uint64_t b = 0;
+    int k = 0;
+    for (; k < n; k++) {
+        const struct pkt *p = pkts[k];
+        if (unlikely(p->ops != &dpdkdev_pkt_ops))
+            break;
+        struct rte_mbuf *mb = p->owner;
+        dpdkdev_mbuf_sync(mb, p);
+        mb->ol_flags &= ~(uint64_t)DPDKDEV_TX_FLAGS;
+        b += p->len;
+        m[k] = mb;
+    }
+    *bytes += b;
+    return k;
+}
+
 static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n,
                         uint16_t summary)
 {
@@ -756,6 +820,8 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
     int k = 0;
     int err = 0;
     const bool any_partial = summary & PKT_BATCH_F_PARTIAL;
+    if (!any_partial) /* the common case first, in a loop of its own */
+        k = dpdkdev_own_prefix(pkts, n, m, &bytes);
     for (; k < n; k++) {
         struct pkt *p = pkts[k];
         bool partial = any_partial && pkt_csum_any_partial(p);
@@ -766,9 +832,7 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
         struct rte_mbuf *mb;
         if (likely(p->ops == &dpdkdev_pkt_ops)) {
             mb = p->owner;
-            mb->data_off = (uint16_t)(p->data - (uint8_t *)mb->buf_addr);
-            mb->pkt_len = p->len;
-            mb->data_len = (uint16_t)p->len;
+            dpdkdev_mbuf_sync(mb, p);
         } else {
             if (p->len > (uint32_t)rte_pktmbuf_data_room_size(dp->pool) -
                              RTE_PKTMBUF_HEADROOM) {
