@@ -93,6 +93,7 @@ static uint32_t cls_flows_alloc(struct cls_flows *f)
         return CLS_IDX_NONE;
     }
     f->n++;
+    f->gen++;
     return idx;
 }
 
@@ -101,6 +102,7 @@ static void cls_flows_free(struct cls_flows *f, uint32_t idx)
     struct cls_megaflow *mf = &f->mf[idx];
     mf->in_use = 0;
     mf->gen++;
+    f->gen++;
     mf->st = NULL;
     mf->actions = NULL;
     mf->next_free = f->free_head;

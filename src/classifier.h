@@ -98,6 +98,8 @@ struct cls_flows {
     uint32_t hw;        /* high-water mark of used slots */
     uint32_t free_head; /* CLS_IDX_NONE if no freed slot */
     uint32_t hand;      /* eviction clock hand */
+    uint64_t gen;       /* bumped by every install and removal: a cached
+                         * answer of the same gen still stands */
 };
 
 /* The classifier of one in_port. vec is the ranked subtable vector. */

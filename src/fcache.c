@@ -41,10 +41,11 @@ struct fcache {
     struct action_list **deferred; /* evicted megaflows' lists: unref at the
                                     * next call */
     unsigned n_deferred, cap_deferred;
-    /* fcache_port_simple()'s last answer, for fcache_lookup_port(): valid
-     * until the next sync, with which every lookup batch (the only thing
-     * that may evict a megaflow) starts. */
+    /* fcache_port_simple()'s last answer, for it and fcache_lookup_port():
+     * valid while the megaflows stay as they were (flows.gen), across
+     * batches (the actions are read from the megaflow each time). */
     uint32_t simple_port, simple_idx;
+    uint64_t simple_gen;
     struct fcache_stats st;
 };
 
@@ -538,7 +539,6 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
 
 void fcache_sync(struct fcache *fc, uint64_t now)
 {
-    fc->simple_port = UINT32_MAX; /* fcache_port_simple() asks again */
     /* The previous call's answers are no longer in use. */
     fcache_drain_deferred(fc);
     uint64_t v = rule_table_version(fc->rules);
@@ -573,12 +573,22 @@ static uint32_t fcache_port_megaflow(const struct fcache *fc, uint32_t in_port)
     return cls_subtable_lookup(st, &fc->flows, &k, cls_hash(st, &k));
 }
 
-bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
-                        const struct action_list **answer)
+/* fcache_port_megaflow(), from the cache while it stands. */
+static uint32_t fcache_port_megaflow_cached(struct fcache *fc, uint32_t in_port)
 {
+    if (in_port == fc->simple_port && fc->flows.gen == fc->simple_gen)
+        return fc->simple_idx;
     uint32_t x = fcache_port_megaflow(fc, in_port);
     fc->simple_port = in_port;
     fc->simple_idx = x;
+    fc->simple_gen = fc->flows.gen;
+    return x;
+}
+
+bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
+                        const struct action_list **answer)
+{
+    uint32_t x = fcache_port_megaflow_cached(fc, in_port);
     if (x == CLS_IDX_NONE)
         return false;
     *answer = cls_flow(&fc->flows, x)->actions;
@@ -587,8 +597,7 @@ bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
 
 const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n)
 {
-    uint32_t x = in_port == fc->simple_port ? fc->simple_idx
-                                            : fcache_port_megaflow(fc, in_port);
+    uint32_t x = fcache_port_megaflow_cached(fc, in_port);
     fc->st.lookups += n;
     if (x == CLS_IDX_NONE) {
         /* Not simple: the caller broke the contract. Answer "no rule". */

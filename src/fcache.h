@@ -192,7 +192,8 @@ void fcache_sync(struct fcache *fc, uint64_t now);
 /* True if every packet of in_port gets one answer whatever its key (the
  * port's classifier is direct and its only subtable covers in_port alone,
  * OVS's "simple match"); then *answer is that action list (NULL: no rule).
- * Holds until the next fcache_sync() or lookup batch. */
+ * Holds until the next fcache_sync() or lookup batch. Cheap when asked
+ * again: the answer is kept while no megaflow is installed or removed. */
 bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
                         const struct action_list **answer);
 

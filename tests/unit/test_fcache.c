@@ -799,6 +799,54 @@ static struct fcache *mk_fc_direct(const struct rule_table *t, uint32_t direct)
     return mk_fc_stages(t, 1, true, direct);
 }
 
+/* fcache_port_simple()'s answer is kept across syncs and batches while no
+ * megaflow comes or goes, and always reads the megaflow's current actions:
+ * a revalidation that keeps the megaflow but changes its answer shows at
+ * once; a flush (the megaflow gone) and a reinstall are seen too. */
+static void test_simple_answer_cache(void **state)
+{
+    (void)state;
+    struct rule_table *t = rule_table_create();
+    struct rule *r2 = parse_rule("priority=5,in_port=1 actions=output:2");
+    rule_table_add(t, r2);
+    struct fcache *fc = mk_fc_direct(t, 1);
+    struct flow_key k;
+    uint32_t h = 0;
+    const struct action_list *out[1], *simple = NULL;
+    key_ip(&k, 1, 0x0a000001, 0x0b000001, 1000, 80);
+    fcache_lookup_batch(fc, &k, &h, 1, out, 0); /* installs the megaflow */
+    for (int round = 0; round < 3; round++) {
+        fcache_sync(fc, 0);
+        assert_true(fcache_port_simple(fc, 1, &simple));
+        assert_int_equal(simple->a[0].u.port, 2);
+        assert_int_equal(fcache_lookup_port(fc, 1, 4)->a[0].u.port, 2);
+    }
+    uint64_t installed = stats(fc).megaflows_installed;
+
+    /* Same match, another output: revalidation keeps the megaflow. */
+    struct rule *r3 = parse_rule("priority=5,in_port=1 actions=output:3");
+    assert_int_equal(rule_table_delete_strict(t, r3), 1);
+    rule_table_add(t, r3);
+    fcache_sync(fc, 0);
+    assert_int_equal(stats(fc).megaflows_flushed, 0);
+    assert_true(fcache_port_simple(fc, 1, &simple));
+    assert_int_equal(simple->a[0].u.port, 3);
+    assert_int_equal(fcache_lookup_port(fc, 1, 1)->a[0].u.port, 3);
+
+    /* Gone: no simple answer until a batch installs it again. */
+    fcache_flush(fc);
+    fcache_sync(fc, 0);
+    assert_false(fcache_port_simple(fc, 1, &simple));
+    fcache_lookup_batch(fc, &k, &h, 1, out, 0);
+    assert_int_equal(stats(fc).megaflows_installed, installed + 1);
+    fcache_sync(fc, 0);
+    assert_true(fcache_port_simple(fc, 1, &simple));
+    assert_int_equal(simple->a[0].u.port, 3);
+    check_identity(fc);
+    fcache_destroy(fc);
+    rule_table_destroy(t);
+}
+
 static void test_direct_stage(void **state)
 {
     (void)state;
@@ -1297,6 +1345,7 @@ int main(void)
         cmocka_unit_test(test_key_len_limit_paths),
         cmocka_unit_test(test_resort),
         cmocka_unit_test(test_high_in_ports),
+        cmocka_unit_test(test_simple_answer_cache),
         cmocka_unit_test(test_direct_stage),
         cmocka_unit_test(test_direct_shared_ports),
         cmocka_unit_test(test_differential),
