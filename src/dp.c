@@ -382,19 +382,75 @@ static bool dp_decap(struct dp_pmd *pmd, struct pkt *p, struct flow_key *key)
     return true;
 }
 
-/* How much of dp_extract() a batch needs. */
+/* Drops a packet dp_extract() could not take: truncated on capture
+ * (r == PARSE_N_RESULTS) or unparsable (r, counted per result). */
+static void dp_extract_drop(struct dp_pmd *pmd, struct pkt *p, enum parse_result r)
+{
+    if (r == PARSE_N_RESULTS) {
+        dp_drop_cb(pmd, p, DROP_rx_truncated);
+        return;
+    }
+    pmd->parse_results[r]++;
+    dp_drop_cb(pmd, p, DROP_parse_error);
+}
+
+/* How much of dp_extract() a batch needs (without keys: dp_extract_layout()). */
 enum dp_extract_mode {
-    DP_X_LAYOUT, /* checks and layout only: the answer needs no key */
-    DP_X_KEYS,   /* also the keys: nothing else to do for this batch */
+    DP_X_KEYS,   /* the keys: nothing else to do for this batch */
     DP_X_FULL,   /* also decapsulation, verdicts, the bad-csum policy, hashes */
 };
+
+/* dp_extract() for a batch whose answer needs no key: the checks, drops
+ * and layout only, in place (the packets left are b->pkts[0..n), n
+ * returned, their bytes in *kept_bytes). The loop has no drop in it: a
+ * bitmask marks what to drop afterwards. */
+_Static_assert(PKT_BATCH_MAX <= 32, "dp_extract_layout() marks drops in 32 bits");
+
+static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b,
+                                  uint64_t *kept_bytes)
+{
+    const unsigned count = b->count;
+    uint64_t bytes = 0;
+    uint32_t bad = 0;
+    uint8_t res[PKT_BATCH_MAX];
+    for (unsigned i = 0; i < count; i++) {
+        struct pkt *p = b->pkts[i];
+        p->in_port = in_port;
+        bytes += p->len;
+        enum parse_result r = p->flags & PKT_F_TRUNCATED ? PARSE_N_RESULTS
+                                                         : parse_pkt_layout_rx(p);
+        if (r != PARSE_OK) {
+            bad |= 1u << i;
+            res[i] = (uint8_t)r;
+        }
+    }
+    struct dp_port_stats *ps = &pmd->port_stats[in_port];
+    ps->rx_packets += count;
+    ps->rx_bytes += bytes;
+    unsigned n = count;
+    if (bad) {
+        n = 0;
+        for (unsigned i = 0; i < count; i++) {
+            struct pkt *p = b->pkts[i];
+            if (bad & (1u << i)) {
+                bytes -= p->len;
+                dp_extract_drop(pmd, p, (enum parse_result)res[i]);
+            } else {
+                b->pkts[n++] = p;
+            }
+        }
+    }
+    pmd->parse_results[PARSE_OK] += n;
+    *kept_bytes = bytes;
+    return n;
+}
 
 /* The front half of dp_pmd_process(): drops truncated and unparsable
  * packets, decapsulates, applies the bad-csum policy and hashes; returns
  * the packets left (pkts, their keys and hashes as the mode needs). Always
  * inlined with a constant mode: the common batches (no checksum verdicts
- * to judge, no tunnel anywhere, a port the caches look up directly or
- * without keys) get a tight parse loop. */
+ * to judge, no tunnel anywhere, a port the caches look up directly) get a
+ * tight parse loop; batches that need no keys take dp_extract_layout(). */
 static inline __attribute__((always_inline)) unsigned
 dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flow_key *keys,
            struct pkt **pkts, uint32_t *hashes, uint64_t *kept_bytes, bool verdicts,
@@ -415,16 +471,15 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
         bytes += p->len;
         if (p->flags & PKT_F_TRUNCATED) {
             dropped_bytes += p->len;
-            dp_drop_cb(pmd, p, DROP_rx_truncated);
+            dp_extract_drop(pmd, p, PARSE_N_RESULTS);
             continue;
         }
         if (general && verdicts)
             dp_rx_verdicts(pmd, p);
-        enum parse_result r = mode == DP_X_LAYOUT ? parse_pkt_layout_rx(p) : parse_pkt(p, &keys[n]);
+        enum parse_result r = parse_pkt(p, &keys[n]);
         if (r != PARSE_OK) {
-            pmd->parse_results[r]++;
             dropped_bytes += p->len;
-            dp_drop_cb(pmd, p, DROP_parse_error);
+            dp_extract_drop(pmd, p, r);
             continue;
         }
         if (general) {
@@ -479,16 +534,16 @@ void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     if (plain && fcache_port_simple(pmd->fc, port, &simple) &&
         (!simple || (simple->n == 1 && simple->a[0].type == ACT_OUTPUT))) {
         /* One answer for the port, an output or a drop: no key needed. */
-        n = dp_extract(pmd, port, b, NULL, pkts, NULL, &kept_bytes, false, DP_X_LAYOUT);
-        pkt_batch_init(b);
+        n = dp_extract_layout(pmd, port, b, &kept_bytes);
+        pkt_batch_init(b); /* b->pkts[0..n) stay ours until we return */
         if (!n)
             return;
         const struct action_list *a = fcache_lookup_port(pmd->fc, port, n);
         if (a) {
-            dp_output_run(pmd, pkts, n, a->a[0].u.port, true, kept_bytes);
+            dp_output_run(pmd, b->pkts, n, a->a[0].u.port, true, kept_bytes);
         } else {
             for (unsigned i = 0; i < n; i++)
-                dp_drop_cb(pmd, pkts[i], DROP_no_rule);
+                dp_drop_cb(pmd, b->pkts[i], DROP_no_rule);
         }
         return;
     } else {

@@ -147,6 +147,60 @@ static void test_one_call_for_32_flows(void **state)
     fx_close(&f);
 }
 
+/* A port whose one megaflow covers in_port alone (a "simple" port: keyless
+ * parse, the batch sent in place): a batch with a truncated capture and
+ * two unparsable frames among good ones keeps the good ones in order and
+ * counts each drop by reason; bytes stay conserved. */
+static void test_simple_port_drops(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "", "rule = in_port=p0 actions=output:p1");
+    netdev_dummy_inject(dev(&f, 0), 0, mk(0, 0, 0)); /* installs the megaflow */
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 1);
+    unsigned next = 0;
+    assert_int_equal(collect(&f, 1, &next), 1);
+
+    for (unsigned i = 1; i <= 32; i++) {
+        struct pkt *p = mk(i, i, 0);
+        if (i == 4)
+            p->flags |= PKT_F_TRUNCATED;
+        if (i == 8)
+            p->data[14] = 0x65; /* IP version 6 under ethertype IPv4 */
+        if (i == 32)
+            p->len = 20; /* cut inside the IPv4 header */
+        netdev_dummy_inject(dev(&f, 0), 0, p);
+    }
+    struct fcache_stats s0;
+    fcache_get_stats(f.pmd->fc, &s0);
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 32);
+    struct fcache_stats s1;
+    fcache_get_stats(f.pmd->fc, &s1);
+    assert_int_equal(s1.direct - s0.direct, 29);
+    assert_int_equal(s1.upcalls, s0.upcalls);
+    struct pkt *out[64];
+    int n = netdev_dummy_collect(dev(&f, 1), 0, out, 64);
+    assert_int_equal(n, 29);
+    unsigned want = 1;
+    for (int i = 0; i < n; i++) {
+        while (want == 4 || want == 8)
+            want++;
+        assert_int_equal(seq_of(out[i]), want++);
+        pkt_free(out[i]);
+    }
+    assert_int_equal(f.pmd->drops.n[DROP_rx_truncated], 1);
+    assert_int_equal(f.pmd->drops.n[DROP_parse_error], 2);
+    assert_int_equal(f.pmd->parse_results[PARSE_IP_VERSION], 1);
+    assert_int_equal(f.pmd->parse_results[PARSE_IP_TRUNC], 1);
+    assert_int_equal(f.pmd->parse_results[PARSE_OK], 30);
+    assert_int_equal(f.pmd->port_stats[0].rx_packets, 33);
+    assert_int_equal(f.pmd->port_stats[0].rx_bytes, 32 * 64 + 20);
+    assert_int_equal(f.pmd->txq[1].stats.packets, 30);
+    assert_int_equal(f.pmd->txq[1].stats.bytes, 30 * 64);
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
 /* Interval 0: nothing outlives the rx batch it came in. */
 static void test_interval0_nothing_survives(void **state)
 {
@@ -336,6 +390,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_call_for_32_flows),
+        cmocka_unit_test(test_simple_port_drops),
         cmocka_unit_test(test_interval0_nothing_survives),
         cmocka_unit_test(test_interval_batches_across_rx),
         cmocka_unit_test(test_ping_not_stuck),
