@@ -400,12 +400,12 @@ enum dp_extract_mode {
     DP_X_FULL,   /* also decapsulation, verdicts, the bad-csum policy, hashes */
 };
 
+_Static_assert(PKT_BATCH_MAX <= 32, "dp_extract_layout() marks drops in 32 bits");
+
 /* dp_extract() for a batch whose answer needs no key: the checks, drops
  * and layout only, in place (the packets left are b->pkts[0..n), n
  * returned, their bytes in *kept_bytes). The loop has no drop in it: a
  * bitmask marks what to drop afterwards. */
-_Static_assert(PKT_BATCH_MAX <= 32, "dp_extract_layout() marks drops in 32 bits");
-
 static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b,
                                   uint64_t *kept_bytes)
 {
