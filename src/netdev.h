@@ -123,23 +123,38 @@ struct netdev {
     void *priv; /* class->priv_size bytes */
 };
 
-/* What a backend does with every packet it delivers: emulates the rx
- * verdicts it announced (rx_caps & NETDEV_RX_*), ORs the packet's summary
- * into the batch and counts its verdicts (some layer BAD; else some GOOD). */
-static inline void pkt_rx_csum_account(struct pkt *p, uint32_t rx_caps,
-                                       struct pkt_batch *batch, uint64_t *good,
-                                       uint64_t *bad)
+/* What a backend does with the packets it delivers, in two steps:
+ * pkt_rx_acc_add() per packet emulates the rx verdicts the device announced
+ * (rx_caps & NETDEV_RX_*) and gathers the packet's states into *a (an
+ * UNKNOWN packet costs one test, a GOOD one two more instructions);
+ * pkt_rx_acc_finish() then ORs the batch summary of the packets
+ * batch->pkts[from..count) into batch->flags and counts their verdicts
+ * (some layer BAD; else some GOOD). */
+struct pkt_rx_acc {
+    uint32_t any; /* OR of the packets' four state bytes */
+    uint32_t n;   /* packets with some state not UNKNOWN */
+};
+
+static inline void pkt_rx_acc_add(struct pkt_rx_acc *a, struct pkt *p, uint32_t rx_caps)
 {
     if (FS_CSUM_MACHINERY && (rx_caps & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM)))
         pkt_rx_verify_emulate(p, rx_caps);
-    uint16_t vf = pkt_batch_flags_of(p);
-    if (vf) { /* all UNKNOWN (the common case) costs this one test */
-        if (vf & PKT_BATCH_F_BAD)
-            (*bad)++;
-        else if (vf & PKT_BATCH_F_GOOD)
-            (*good)++;
-        batch->flags |= vf;
+    uint32_t s;
+    memcpy(&s, p->csum, sizeof s);
+    if (FS_CSUM_MACHINERY && s) {
+        a->any |= s;
+        a->n++;
     }
+}
+
+void pkt_rx_acc_finish_slow(const struct pkt_rx_acc *a, struct pkt_batch *batch,
+                            unsigned from, uint64_t *good, uint64_t *bad);
+
+static inline void pkt_rx_acc_finish(const struct pkt_rx_acc *a, struct pkt_batch *batch,
+                                     unsigned from, uint64_t *good, uint64_t *bad)
+{
+    if (FS_CSUM_MACHINERY && a->any) /* all UNKNOWN: this one test */
+        pkt_rx_acc_finish_slow(a, batch, from, good, bad);
 }
 
 /* Registers a backend type. Returns 0, or -EEXIST for a duplicate name. */

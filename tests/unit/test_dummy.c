@@ -165,6 +165,42 @@ static void test_burst_limit(void **state)
     netdev_close(dev);
 }
 
+/* The rx verdict accounting (pkt_rx_acc_*): a batch of GOOD and UNKNOWN
+ * packets counts its GOOD ones and says GOOD; a batch with BAD and
+ * PARTIAL ones counts per packet (BAD wins over GOOD, PARTIAL alone is no
+ * verdict) and ORs every kind; an all-UNKNOWN batch says nothing. */
+static void test_rx_verdict_accounting(void **state)
+{
+    (void)state;
+    struct netdev *dev = open_dummy((const char *const[]){NULL});
+    static const uint8_t st[3][5][2] = {
+        {{CSUM_GOOD, CSUM_GOOD}, {0, 0}, {0, CSUM_GOOD}, {0, 0}, {CSUM_GOOD, 0}},
+        {{CSUM_GOOD, CSUM_BAD}, {0, CSUM_PARTIAL}, {CSUM_GOOD, 0}, {0, 0}, {CSUM_BAD, 0}},
+        {{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}},
+    };
+    static const uint16_t want_flags[3] = {
+        PKT_BATCH_F_GOOD, PKT_BATCH_F_GOOD | PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL, 0};
+    static const uint64_t want_good[3] = {3, 4, 4}, want_bad[3] = {0, 2, 2};
+    for (int r = 0; r < 3; r++) {
+        for (int i = 0; i < 5; i++) {
+            struct pkt *p = mk_pkt((uint8_t)i, 0);
+            p->csum[CSUM_L_OUTER_IP] = st[r][i][0];
+            p->csum[CSUM_L_OUTER_L4] = st[r][i][1];
+            assert_int_equal(netdev_dummy_inject(dev, 0, p), 0);
+        }
+        struct pkt_batch b;
+        pkt_batch_init(&b);
+        assert_int_equal(rx_burst(dev, 0, &b, 100), 5);
+        assert_int_equal(b.flags, want_flags[r]);
+        struct netdev_stats ns;
+        netdev_get_stats(dev, &ns);
+        assert_int_equal(ns.rx_csum_good, want_good[r]);
+        assert_int_equal(ns.rx_csum_bad, want_bad[r]);
+        pkt_batch_free(&b);
+    }
+    netdev_close(dev);
+}
+
 static void test_burst_default_and_batch_room(void **state)
 {
     (void)state;
@@ -639,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_register),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_burst_limit),
+        cmocka_unit_test(test_rx_verdict_accounting),
         cmocka_unit_test(test_burst_default_and_batch_room),
         cmocka_unit_test(test_burst_one),
         cmocka_unit_test(test_ts_gating_and_peek),
