@@ -1,5 +1,5 @@
 /* parse-inl.h: the parser's inline body, for parse.c and the datapath's
- * per-batch extract loop (dp.c), which inlines parse_pkt_layout_inl() so the
+ * per-batch extract loop (dp.c), which inlines parse_pkt_layout_rx() so the
  * common keyless validation costs no call. Not a public interface: use
  * parse.h. The rules of what is filled when are in parse.c's file comment. */
 #ifndef FS_PARSE_INL_H
@@ -300,14 +300,6 @@ parse_pkt_into(struct pkt *pkt, struct flow_key *key, const bool zero, const boo
     }
 }
 
-/* parse_pkt_layout(), inlined. */
-static inline __attribute__((always_inline)) enum parse_result
-parse_pkt_layout_inl(struct pkt *pkt)
-{
-    struct flow_key scratch; /* its stores are dead: the compiler drops them */
-    return parse_pkt_into(pkt, &scratch, false, false);
-}
-
 /* parse_pkt_layout() of a packet as received: its metadata must be in the
  * state netdev_class.rxq_recv() delivers (pkt_reset_meta(), plus verdicts
  * and PKT_F_VNET_CSUM / PKT_F_TRUNCATED). The same result and layout, with
@@ -315,7 +307,7 @@ parse_pkt_layout_inl(struct pkt *pkt)
 static inline __attribute__((always_inline)) enum parse_result
 parse_pkt_layout_rx(struct pkt *pkt)
 {
-    struct flow_key scratch;
+    struct flow_key scratch; /* its stores are dead: the compiler drops them */
     return parse_pkt_into(pkt, &scratch, false, true);
 }
 

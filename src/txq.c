@@ -117,12 +117,16 @@ static void txq_drop_tail(struct txq *q, struct pkt *const *pkts, unsigned from,
 }
 
 /* Hands pkts[0..n) (bytes in all, PKT_BATCH_F_* bound 'summary') to the
- * device, with the retries, the send counters and the drops of what it does
- * not take. */
+ * device at time 'now' (stamped into pkt->ts for devices that read it),
+ * with the retries, the send counters and the drops of what it does not
+ * take. */
 static void txq_xmit(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes,
-                     uint16_t summary)
+                     uint16_t summary, uint64_t now)
 {
     struct txq_stats *st = &q->stats;
+    if (q->stamp)
+        for (unsigned i = 0; i < n; i++)
+            pkts[i]->ts = now;
     struct netdev *dev = q->dev;
     if (dev == NULL) { /* port gone: nothing can be sent */
         txq_drop_tail(q, pkts, 0, n, DROP_tx_down);
@@ -171,10 +175,9 @@ void txq_flush(struct txq *q, uint64_t now)
     if (n == 0)
         return;
 
-    /* While we still own every packet: the waits, one sample per packet,
-     * one bucket per run of packets queued at one time (the common case is
-     * one run: one poll iteration), and the send time for devices that
-     * read it. */
+    /* The waits, one sample per packet, one bucket per run of packets
+     * queued at one time (the common case is one run: one poll
+     * iteration). */
     struct txq_stats *st = &q->stats;
     uint64_t bytes = q->bytes;
     uint64_t max_wait = 0;
@@ -186,9 +189,6 @@ void txq_flush(struct txq *q, uint64_t now)
             max_wait = w;
         st->wait_hist[txq_wait_bucket(w)] += end - q->run_start[r];
     }
-    if (q->stamp)
-        for (unsigned i = 0; i < n; i++)
-            q->pkts[i]->ts = now;
     if (max_wait > st->wait_max_ns)
         st->wait_max_ns = max_wait;
     uint16_t summary = q->summary;
@@ -196,7 +196,7 @@ void txq_flush(struct txq *q, uint64_t now)
     q->n_runs = 0;
     q->bytes = 0;
     q->summary = 0;
-    txq_xmit(q, q->pkts, n, bytes, summary);
+    txq_xmit(q, q->pkts, n, bytes, summary, now);
 }
 
 void txq_send_burst(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes,
@@ -214,11 +214,8 @@ void txq_send_burst(struct txq *q, struct pkt **pkts, unsigned n, uint64_t bytes
         for (unsigned i = 0; i < n; i++)
             bytes += pkts[i]->len;
     }
-    if (q->stamp)
-        for (unsigned i = 0; i < n; i++)
-            pkts[i]->ts = now;
     q->stats.wait_hist[0] += n; /* sent when queued: no wait */
-    txq_xmit(q, pkts, n, bytes, summary);
+    txq_xmit(q, pkts, n, bytes, summary, now);
 }
 
 bool txq_flush_if_due(struct txq *q, uint64_t now)
