@@ -265,8 +265,16 @@ static int dpdkdev_event_cb(uint16_t port_id, enum rte_eth_event_type type,
         memset(&link, 0, sizeof link);
         rte_eth_link_get_nowait(port_id, &link);
         bool up = link.link_status == RTE_ETH_LINK_UP;
-        if (up)
+        if (up) {
             dpdkdev_vhost_features(dp);
+        } else {
+            /* The guest's vrings went with it (net_vhost reports no queue
+             * event for that): the next guest enables its own. */
+            rte_spinlock_lock(&dp->remap_lock);
+            dp->txq_enabled = 0;
+            dpdkdev_remap(dp);
+            rte_spinlock_unlock(&dp->remap_lock);
+        }
         atomic_store(&dp->link, up);
         atomic_fetch_add(&dp->link_changes, 1);
         fprintf(stderr, "flowswitch: dpdk port %s: guest %s%s\n", dp->devname,
@@ -516,8 +524,10 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
         }
     }
     if (dp->vhost) {
-        /* Until the guest says otherwise every queue is enabled. */
-        dp->txq_enabled = dp->n_txq >= 64 ? ~0ull : (1ull << dp->n_txq) - 1;
+        /* No queue is enabled until the guest enables its rx vring: a guest
+         * with fewer queue pairs than n_txq never enables the others, and
+         * every tx queue must then map onto one it did enable. */
+        dp->txq_enabled = 0;
         dpdkdev_remap(dp);
         if (rte_eth_dev_callback_register(dp->port_id, RTE_ETH_EVENT_INTR_LSC,
                                           dpdkdev_event_cb, dp) == 0)

@@ -7,7 +7,10 @@
  *    other guest still PARTIAL (NEEDS_CSUM) and nothing is computed;
  *  - a guest disconnecting under traffic and reconnecting: the switch keeps
  *    running, sends to the absent guest are refused and counted, traffic
- *    resumes, and the counters are conserved. */
+ *    resumes, and the counters are conserved;
+ *  - queue enable/disable by the guest: two PMDs on a two-queue vhost port,
+ *    a guest with two queue pairs and then one: every tx queue lands on a
+ *    queue the guest enabled, nothing is dropped. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,11 +34,14 @@ struct guest {
     bool up;
 };
 
-static int guest_open(struct vh_env *env, struct guest *g, const char *sock, bool csum)
+/* A guest with 'nq' queue pairs of a device offering 'maxq' (virtio_user
+ * enables the first nq, see test_queue_remap). */
+static int guest_open_mq(struct vh_env *env, struct guest *g, const char *sock, bool csum,
+                         unsigned maxq, unsigned nq)
 {
     char args[512];
     snprintf(g->name, sizeof g->name, "net_virtio_user%u", env->serial++);
-    snprintf(args, sizeof args, "%s,path=%s,queues=1,queue_size=256", g->name, sock);
+    snprintf(args, sizeof args, "%s,path=%s,queues=%u,queue_size=256", g->name, sock, maxq);
     if (rte_dev_probe(args) != 0)
         return -1;
     if (rte_eth_dev_get_port_by_name(g->name, &g->port) != 0)
@@ -46,13 +52,22 @@ static int guest_open(struct vh_env *env, struct guest *g, const char *sock, boo
         conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
         conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
     }
-    if (rte_eth_dev_configure(g->port, 1, 1, &conf) != 0 ||
-        rte_eth_rx_queue_setup(g->port, 0, 256, SOCKET_ID_ANY, NULL, env->pool) != 0 ||
-        rte_eth_tx_queue_setup(g->port, 0, 256, SOCKET_ID_ANY, NULL) != 0 ||
-        rte_eth_dev_start(g->port) != 0)
+    if (rte_eth_dev_configure(g->port, (uint16_t)nq, (uint16_t)nq, &conf) != 0)
+        return -1;
+    for (unsigned q = 0; q < nq; q++)
+        if (rte_eth_rx_queue_setup(g->port, (uint16_t)q, 256, SOCKET_ID_ANY, NULL,
+                                   env->pool) != 0 ||
+            rte_eth_tx_queue_setup(g->port, (uint16_t)q, 256, SOCKET_ID_ANY, NULL) != 0)
+            return -1;
+    if (rte_eth_dev_start(g->port) != 0)
         return -1;
     g->up = true;
     return 0;
+}
+
+static int guest_open(struct vh_env *env, struct guest *g, const char *sock, bool csum)
+{
+    return guest_open_mq(env, g, sock, csum, 1, 1);
 }
 
 static void guest_close(struct guest *g)
@@ -70,19 +85,28 @@ static void guest_close(struct guest *g)
     g->up = false;
 }
 
-/* Receives up to max frames from the guest, waiting until 'want' arrived. */
-static unsigned guest_recv(struct guest *g, struct rte_mbuf **out, unsigned max,
-                           unsigned want)
+/* Receives up to max frames from the guest's rx queue q, waiting until
+ * 'want' arrived (want 0: whatever is there now). */
+static unsigned guest_recv_q(struct guest *g, unsigned q, struct rte_mbuf **out, unsigned max,
+                             unsigned want)
 {
     unsigned n = 0;
     uint64_t end = th_now() + TH_WAIT_NS;
+    if (!want)
+        return rte_eth_rx_burst(g->port, (uint16_t)q, out, (uint16_t)max);
     while (n < want && th_now() < end) {
-        uint16_t k = rte_eth_rx_burst(g->port, 0, out + n, (uint16_t)(max - n));
+        uint16_t k = rte_eth_rx_burst(g->port, (uint16_t)q, out + n, (uint16_t)(max - n));
         n += k;
         if (!k)
             th_sleep_ms(1);
     }
     return n;
+}
+
+static unsigned guest_recv(struct guest *g, struct rte_mbuf **out, unsigned max,
+                           unsigned want)
+{
+    return guest_recv_q(g, 0, out, max, want);
 }
 
 /* The guest sends one TCP frame; 'partial': with checksum offload. */
@@ -123,7 +147,7 @@ struct run {
     struct pmd_runtime *rt;
 };
 
-static void run_start(struct run *r, const char *ini)
+static void run_start_pmds(struct run *r, const char *ini, unsigned n_pmds)
 {
     memset(r, 0, sizeof *r);
     assert_int_equal(th_config(r->dir, sizeof r->dir, ini, &r->cfg), 0);
@@ -134,11 +158,17 @@ static void run_start(struct run *r, const char *ini)
     assert_int_equal(rc, 0);
     struct pmd_config pc;
     pmd_config_default(&pc);
+    pc.n_pmds = n_pmds;
     pc.idle_sleep_us = 50;
     pc.thread_start = netdev_dpdk_thread_register;
     pc.thread_stop = netdev_dpdk_thread_unregister;
     assert_int_equal(pmd_runtime_create(r->dp, &pc, &r->rt, err, sizeof err), 0);
     assert_int_equal(pmd_runtime_start(r->rt, err, sizeof err), 0);
+}
+
+static void run_start(struct run *r, const char *ini)
+{
+    run_start_pmds(r, ini, 1);
 }
 
 static void run_stop(struct run *r)
@@ -360,6 +390,118 @@ static void test_disconnect_reconnect(void **state)
     run_stop(&r);
 }
 
+/* Waits until the port has seen more than 'after' guest queue events (net_vhost
+ * reports them from its own thread, before or after the link comes up);
+ * returns the count. */
+static uint64_t wait_remaps(struct netdev *vm, uint64_t after)
+{
+    struct netdev_dpdk_stats ds;
+    uint64_t end = th_now() + TH_WAIT_NS;
+    do {
+        netdev_dpdk_get_stats(vm, &ds);
+        if (ds.txq_remaps > after)
+            break;
+        th_sleep_ms(5);
+    } while (th_now() < end);
+    return ds.txq_remaps;
+}
+
+/* Frames of inject_udp() that the guest got on queue q: all 'want' of them,
+ * in order, none elsewhere. */
+static void expect_on_queue(struct guest *g, unsigned q, unsigned nq, unsigned want)
+{
+    struct rte_mbuf *got[256];
+    unsigned n = guest_recv_q(g, q, got, 256, want);
+    assert_int_equal(n, want);
+    for (unsigned i = 0; i < n; i++)
+        rte_pktmbuf_free(got[i]);
+    for (unsigned o = 0; o < nq; o++) {
+        if (o == q)
+            continue;
+        n = guest_recv_q(g, o, got, 256, 0);
+        for (unsigned i = 0; i < n; i++)
+            rte_pktmbuf_free(got[i]);
+        assert_int_equal(n, 0);
+    }
+}
+
+/* Queue enable/disable by the guest: a vhost port with two tx queues, used
+ * by two PMDs (PMD i sends on txq i). A first guest with a single queue
+ * pair never mentions queue 1, and txq 1 must map onto its queue 0; a guest
+ * with two queue pairs gets PMD 1's traffic on its queue 1; one that enables
+ * only the first of its two gets it on queue 0 again. Nothing is stranded or
+ * dropped. */
+static void test_queue_remap(void **state)
+{
+    struct vh_env *env = *state;
+    char ini[1024], sock[300];
+    snprintf(sock, sizeof sock, "%s/mq.sock", env->dir);
+    struct rte_ring *rx[2];
+    rx[0] = rte_ring_create("vr_mq_rx0", 1024, SOCKET_ID_ANY, 0);
+    rx[1] = rte_ring_create("vr_mq_rx1", 1024, SOCKET_ID_ANY, 0);
+    struct rte_ring *tx = rte_ring_create("vr_mq_tx", 1024, SOCKET_ID_ANY, 0);
+    assert_true(rx[0] && rx[1] && tx);
+    assert_true(rte_eth_from_rings("vr_mq", rx, 2, &tx, 1, SOCKET_ID_ANY) >= 0);
+    snprintf(ini, sizeof ini,
+             "[port phy]\ntype = dpdk\ndevargs = net_ring_vr_mq\nrxqs = 2\ntxqs = 1\n"
+             "[port vm]\ntype = dpdk\ndevargs = net_vhost_mq,iface=%s,queues=2\n"
+             "rxqs = 1\ntxqs = 2\nmbufs = 4096\n"
+             "[rules]\nrule = in_port=phy actions=output:vm\n",
+             sock);
+    struct run r;
+    run_start_pmds(&r, ini, 2);
+    struct dp_pmd *const *pmds = pmd_runtime_pmds(r.rt);
+    assert_int_equal(pmds[1]->rxqs[0].port, 0);
+    assert_int_equal(pmds[1]->rxqs[0].qid, 1);
+    assert_int_equal(pmds[1]->txq[1].qid, 1);
+    struct netdev *vm = r.dp->ports[1].dev;
+    struct netdev_dpdk_stats ds;
+    struct guest g = {0};
+
+    /* 1: the first guest has a single queue pair: it never mentions queue
+     * 1 (no event), so txq 1 maps onto its queue 0. */
+    assert_int_equal(guest_open_mq(env, &g, sock, false, 1, 1), 0);
+    assert_int_equal(wait_link(vm, true), 0);
+    assert_true(wait_remaps(vm, 0) >= 1); /* its queue 0 enabled */
+    inject_udp(env, rx[1], 0, 50);
+    expect_on_queue(&g, 0, 1, 50);
+    guest_close(&g);
+    assert_int_equal(wait_link(vm, false), 0);
+
+    /* 2: two queue pairs: PMD 1's traffic on the guest's queue 1, PMD 0's
+     * on queue 0. */
+    netdev_dpdk_get_stats(vm, &ds);
+    uint64_t before = ds.txq_remaps;
+    assert_int_equal(guest_open_mq(env, &g, sock, false, 2, 2), 0);
+    assert_int_equal(wait_link(vm, true), 0);
+    assert_true(wait_remaps(vm, before + 1) >= before + 2); /* both enabled */
+    inject_udp(env, rx[1], 100, 50);
+    expect_on_queue(&g, 1, 2, 50);
+    inject_udp(env, rx[0], 200, 30);
+    expect_on_queue(&g, 0, 2, 30);
+    guest_close(&g);
+    assert_int_equal(wait_link(vm, false), 0);
+
+    /* 3: a guest of two queue pairs that enables one (virtio_user disables
+     * the other): txq 1 maps onto queue 0 again. */
+    netdev_dpdk_get_stats(vm, &ds);
+    before = ds.txq_remaps;
+    assert_int_equal(guest_open_mq(env, &g, sock, false, 2, 1), 0);
+    assert_int_equal(wait_link(vm, true), 0);
+    assert_true(wait_remaps(vm, before) > before);
+    inject_udp(env, rx[1], 300, 40);
+    expect_on_queue(&g, 0, 1, 40);
+
+    guest_close(&g);
+    pmd_runtime_stop(r.rt);
+    struct dp_totals t;
+    dp_totals(r.dp, pmd_runtime_pmds(r.rt), 2, &t);
+    assert_int_equal(t.rx, 170);
+    assert_int_equal(t.tx, 170);
+    assert_int_equal(t.dropped, 0);
+    run_stop(&r);
+}
+
 static int setup(void **state)
 {
     static struct vh_env env;
@@ -396,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_full_csum_off),
         cmocka_unit_test(test_vm_to_vm),
         cmocka_unit_test(test_disconnect_reconnect),
+        cmocka_unit_test(test_queue_remap),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
