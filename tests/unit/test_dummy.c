@@ -7,12 +7,14 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "backends/dummy/netdev-dummy.h"
 #include "netdev.h"
 #include "packet.h"
+#include "helpers/csum_ref.h"
 #include "helpers/dummy_group.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -669,6 +671,298 @@ static void test_close_frees_queued(void **state)
     netdev_close(dev); /* valgrind: no leak */
 }
 
+/* ---- rx verdict property test -------------------------------------------- */
+
+/* The rx path gathers the four state bytes of every packet of a burst
+ * branch-free and settles the common case (GOOD and UNKNOWN only, every
+ * GOOD layer GOOD in all packets) inline; test_rx_props checks that, for
+ * random bursts, the batch flags and the rx_csum_good / rx_csum_bad
+ * counters equal the plain per-packet definition. */
+
+struct prop_rng {
+    uint64_t s;
+};
+
+static uint64_t prop_next(struct prop_rng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+/* A number in [0, m). */
+static unsigned prop_rnd(struct prop_rng *r, unsigned m)
+{
+    return (unsigned)((prop_next(r) >> 11) % m);
+}
+
+static bool prop_quick(void)
+{
+    const char *q = getenv("FS_TEST_QUICK");
+    return q && strcmp(q, "1") == 0;
+}
+
+/* The reference classes of one packet from its four states: the batch
+ * flags it contributes (a kind of state present) and its verdict (bad: a
+ * layer BAD; good: a layer GOOD and none BAD). */
+static void prop_classify(const uint8_t csum[CSUM_L_N], uint16_t *flags, bool *good,
+                          bool *bad)
+{
+    bool g = false, b = false, p = false;
+    for (int l = 0; l < CSUM_L_N; l++) {
+        g |= csum[l] == CSUM_GOOD;
+        b |= csum[l] == CSUM_BAD;
+        p |= csum[l] == CSUM_PARTIAL;
+    }
+    *flags = (uint16_t)((g ? PKT_BATCH_F_GOOD : 0) | (b ? PKT_BATCH_F_BAD : 0) |
+                        (p ? PKT_BATCH_F_PARTIAL : 0));
+    *bad = b;
+    *good = g && !b;
+}
+
+/* A 60-byte frame: IPv4/UDP 10.0.0.1:1234 -> 10.0.0.2:5678 with correct
+ * checksums unless ip_bad / udp_bad, or (!ip) a non-IP frame (ethertype
+ * 0x88b5). Payload bytes random. */
+static struct pkt *prop_frame(struct prop_rng *r, bool ip, bool ip_bad, bool udp_bad)
+{
+    uint8_t f[60];
+    memset(f, 0, sizeof f);
+    memset(f, 0x02, 12);
+    for (size_t i = 42; i < sizeof f; i++)
+        f[i] = (uint8_t)prop_next(r);
+    if (!ip) {
+        p16(f + 12, 0x88b5);
+    } else {
+        uint8_t *iph = f + 14, *udp = f + 34;
+        p16(f + 12, 0x0800);
+        iph[0] = 0x45;
+        p16(iph + 2, 46);
+        iph[8] = 64;
+        iph[9] = 17;
+        static const uint8_t addrs[8] = {10, 0, 0, 1, 10, 0, 0, 2};
+        memcpy(iph + 12, addrs, sizeof addrs);
+        uint16_t ic = (uint16_t)~ref_fold(ref_sum(iph, 20));
+        p16(iph + 10, ip_bad ? (uint16_t)(ic ^ 0x0101) : ic);
+        p16(udp, 1234);
+        p16(udp + 2, 5678);
+        p16(udp + 4, 26);
+        uint64_t s = ref_sum(addrs, sizeof addrs) + 17 + 26 + ref_sum(udp, 26);
+        uint16_t uc = (uint16_t)~ref_fold(s);
+        if (!uc)
+            uc = 0xffff;
+        if (udp_bad) /* wrong, and not 0 ("no checksum": GOOD over IPv4) */
+            uc = (uint16_t)(uc ^ 0x0101) ? (uint16_t)(uc ^ 0x0101) : 0x1010;
+        p16(udp + 6, uc);
+    }
+    struct pkt *p = pkt_from_data(f, sizeof f);
+    assert_non_null(p);
+    return p;
+}
+
+/* A queued packet as the test knows it. */
+struct prop_rec {
+    struct pkt *p;
+    uint64_t ts;
+    uint8_t want[CSUM_L_N]; /* its states after rxq_recv */
+};
+
+#define PROP_QMAX 96
+
+struct prop_port {
+    struct netdev *dev;
+    unsigned id; /* for the messages */
+    uint32_t caps; /* NETDEV_RX_* the port emulates */
+    unsigned burst;
+    uint64_t now;
+    struct prop_rec q[PROP_QMAX]; /* the rx queue, head first */
+    unsigned nq;
+    uint64_t good, bad, packets, bytes; /* the counters it must show */
+};
+
+/* Injects a group of 1..40 packets whose states follow one pattern: all
+ * UNKNOWN, the same GOOD layers in all, GOOD layers that differ between
+ * packets (at random, or one packet missing one), the same GOOD layers
+ * with a rare BAD or PARTIAL layer (at random, or one in one packet), the
+ * same random states in all, or anything. Some rx times lie ahead of now.
+ * Records in pp->q the states each packet must carry after rxq_recv: as
+ * injected, plus the verdicts an emulating port sets on UNKNOWN outer
+ * layers of IPv4/UDP frames. */
+static void prop_inject_group(struct prop_rng *r, struct prop_port *pp)
+{
+    static const uint8_t kinds[14] = {0, 0, 1, 1, 1, 2, 3, 3, 4, 5, 6, 6, 7, 7};
+    unsigned kind = kinds[prop_rnd(r, 14)];
+    unsigned n = 1 + prop_rnd(r, 40);
+    if (n > PROP_QMAX - pp->nq)
+        n = PROP_QMAX - pp->nq;
+    unsigned mask = 1 + prop_rnd(r, 15); /* the GOOD layers of kinds 1, 3, 4 */
+    unsigned odd = prop_rnd(r, n), odd_l; /* kind 3: packet odd lacks 'drop' */
+    do
+        odd_l = prop_rnd(r, CSUM_L_N);
+    while (!(mask >> odd_l & 1));
+    unsigned drop = prop_rnd(r, 4) ? 1u << odd_l : mask;
+    /* kind 6: packet odd has layer spoil_l BAD or PARTIAL */
+    unsigned spoil_l = prop_rnd(r, CSUM_L_N);
+    uint8_t spoil = prop_rnd(r, 2) ? CSUM_BAD : CSUM_PARTIAL;
+    uint8_t same[CSUM_L_N]; /* kind 7: these states in every packet */
+    for (unsigned l = 0; l < CSUM_L_N; l++)
+        same[l] = (uint8_t)prop_rnd(r, 4);
+    bool future = prop_rnd(r, 4) == 0;
+    /* The frames (what an emulating port verifies): non-IP, IPv4/UDP with
+     * correct checksums, with a rare wrong one, or a mix of all. */
+    unsigned frames = prop_rnd(r, 4);
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t st[CSUM_L_N];
+        for (unsigned l = 0; l < CSUM_L_N; l++) {
+            bool in_mask = mask >> l & 1;
+            switch (kind) {
+            case 0:
+                st[l] = CSUM_UNKNOWN;
+                break;
+            case 1:
+                st[l] = in_mask ? CSUM_GOOD : CSUM_UNKNOWN;
+                break;
+            case 2:
+                st[l] = (uint8_t)prop_rnd(r, 2);
+                break;
+            case 3: /* one GOOD layer (or all) missing in packet 'odd' */
+                st[l] = in_mask && !(i == odd && (drop >> l & 1)) ? CSUM_GOOD : CSUM_UNKNOWN;
+                break;
+            case 4:
+                st[l] = in_mask ? CSUM_GOOD : CSUM_UNKNOWN;
+                if (prop_rnd(r, 16) == 0)
+                    st[l] = prop_rnd(r, 2) ? CSUM_BAD : CSUM_PARTIAL;
+                break;
+            case 6:
+                st[l] = i == odd && l == spoil_l ? spoil : in_mask ? CSUM_GOOD : CSUM_UNKNOWN;
+                break;
+            case 7:
+                st[l] = same[l];
+                break;
+            default:
+                st[l] = (uint8_t)prop_rnd(r, 4);
+                break;
+            }
+        }
+        bool ip = frames == 1 || frames == 2 || (frames == 3 && prop_rnd(r, 4));
+        unsigned odds = frames == 3 ? 4 : frames == 2 ? 16 : 0; /* 1 in odds wrong */
+        bool ip_bad = odds && !prop_rnd(r, odds), udp_bad = odds && !prop_rnd(r, odds);
+        struct pkt *p = prop_frame(r, ip, ip_bad, udp_bad);
+        struct prop_rec *rec = &pp->q[pp->nq++];
+        p->ts = future && prop_rnd(r, 3) == 0 ? pp->now + 1 + prop_rnd(r, 6)
+                                               : pp->now - prop_rnd(r, 3);
+        memcpy(p->csum, st, sizeof st);
+        rec->p = p;
+        rec->ts = p->ts;
+        memcpy(rec->want, st, sizeof st);
+        /* The verdicts an emulating port adds on UNKNOWN outer layers. */
+        if (ip && (pp->caps & NETDEV_RX_IP_CSUM) && st[CSUM_L_OUTER_IP] == CSUM_UNKNOWN)
+            rec->want[CSUM_L_OUTER_IP] = ip_bad ? CSUM_BAD : CSUM_GOOD;
+        if (ip && (pp->caps & NETDEV_RX_L4_CSUM) && st[CSUM_L_OUTER_L4] == CSUM_UNKNOWN)
+            rec->want[CSUM_L_OUTER_L4] = udp_bad ? CSUM_BAD : CSUM_GOOD;
+        assert_int_equal(netdev_dummy_inject(pp->dev, 0, p), 0);
+    }
+}
+
+/* One rxq_recv into a batch that may already hold packets (random states,
+ * random flags), checked against the reference. */
+static void prop_recv_once(struct prop_rng *r, struct prop_port *pp, unsigned it)
+{
+    struct pkt_batch b;
+    pkt_batch_init(&b);
+    unsigned pre = prop_rnd(r, 3) ? 0 : prop_rnd(r, PKT_BATCH_MAX + 1);
+    for (unsigned i = 0; i < pre; i++) {
+        struct pkt *q = mk_pkt(0xee, 0);
+        for (unsigned l = 0; l < CSUM_L_N; l++)
+            q->csum[l] = (uint8_t)prop_rnd(r, 4); /* not to be counted */
+        pkt_batch_add(&b, q);
+    }
+    const uint16_t flags0 = (uint16_t)prop_rnd(r, 8);
+    b.flags = flags0;
+
+    /* The reference: the due packets at the head, at most burst and room. */
+    unsigned n = 0, room = PKT_BATCH_MAX - pre;
+    while (n < pp->nq && n < pp->burst && n < room && pp->q[n].ts <= pp->now)
+        n++;
+    uint16_t want_flags = flags0;
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint16_t f;
+        bool good, bad;
+        prop_classify(pp->q[i].want, &f, &good, &bad);
+        want_flags |= f;
+        pp->good += good;
+        pp->bad += bad;
+        bytes += pp->q[i].p->len;
+    }
+    pp->packets += n;
+    pp->bytes += bytes;
+
+    int got = rx_burst(pp->dev, 0, &b, pp->now);
+    struct netdev_stats ns;
+    netdev_get_stats(pp->dev, &ns);
+    if (got != (int)n || b.count != pre + n)
+        fail_msg("port %u it %u burst %u caps %#x pre %u now %llu: got %d (count %u), want %u",
+                 pp->id, it, pp->burst, pp->caps, pre, (unsigned long long)pp->now, got,
+                 b.count, n);
+    for (unsigned i = 0; i < n; i++) {
+        const struct pkt *p = b.pkts[pre + i];
+        if (p != pp->q[i].p || memcmp(p->csum, pp->q[i].want, CSUM_L_N))
+            fail_msg("port %u it %u burst %u caps %#x: packet %u is not the queued one or "
+                     "its states %u%u%u%u are not %u%u%u%u", pp->id, it, pp->burst, pp->caps, i,
+                     p->csum[0], p->csum[1], p->csum[2], p->csum[3], pp->q[i].want[0],
+                     pp->q[i].want[1], pp->q[i].want[2], pp->q[i].want[3]);
+    }
+    if (b.flags != want_flags || ns.rx_csum_good != pp->good || ns.rx_csum_bad != pp->bad ||
+        ns.rx_packets != pp->packets || ns.rx_bytes != pp->bytes)
+        fail_msg("port %u it %u burst %u caps %#x pre %u n %u: flags %#x want %#x, good %llu "
+                 "want %llu, bad %llu want %llu, packets %llu want %llu, bytes %llu want %llu",
+                 pp->id, it, pp->burst, pp->caps, pre, n, b.flags, want_flags,
+                 (unsigned long long)ns.rx_csum_good, (unsigned long long)pp->good,
+                 (unsigned long long)ns.rx_csum_bad, (unsigned long long)pp->bad,
+                 (unsigned long long)ns.rx_packets, (unsigned long long)pp->packets,
+                 (unsigned long long)ns.rx_bytes, (unsigned long long)pp->bytes);
+    assert_int_equal(netdev_dummy_rx_pending(pp->dev, 0), pp->nq - n);
+    memmove(pp->q, pp->q + n, (pp->nq - n) * sizeof pp->q[0]);
+    pp->nq -= n;
+    pkt_batch_free(&b);
+}
+
+/* Ports of bursts 1..32 (fixed and random), without rx caps and with
+ * each kind of rx verdict emulation, each fed random groups of packets and
+ * polled a few hundred times with a clock that holds some packets back. */
+static void test_rx_props(void **state)
+{
+    (void)state;
+    static const uint32_t caps[4] = {0, NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM,
+                                     NETDEV_RX_IP_CSUM, NETDEV_RX_L4_CSUM};
+    static const unsigned bursts[] = {1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 0, 0, 0, 0, 0, 0};
+    const unsigned n_ports = sizeof bursts / sizeof bursts[0];
+    const unsigned iters = prop_quick() ? 1000 : 4000; /* rxq_recv calls in all */
+    struct prop_rng r = {0x9e3779b97f4a7c15ull};
+    for (unsigned port = 0; port < n_ports; port++) {
+        struct prop_port pp;
+        memset(&pp, 0, sizeof pp);
+        pp.id = port;
+        pp.burst = bursts[port] ? bursts[port] : 1 + prop_rnd(&r, PKT_BATCH_MAX);
+        pp.caps = caps[port % 4];
+        pp.now = 1000;
+        char opt[32], err[256] = "";
+        snprintf(opt, sizeof opt, "burst=%u", pp.burst);
+        pp.dev = open_dummy_caps((const char *const[]){opt, NULL}, pp.caps != 0, pp.caps, err,
+                                 sizeof err);
+        if (!pp.dev)
+            fail_msg("open failed: %s", err);
+        for (unsigned it = 0; it < iters / n_ports; it++) {
+            if (pp.nq < 2 * pp.burst + 8 && prop_rnd(&r, 8)) /* or let it drain */
+                prop_inject_group(&r, &pp);
+            prop_recv_once(&r, &pp, it);
+            pp.now += prop_rnd(&r, 3);
+        }
+        netdev_close(pp.dev); /* frees what is still queued */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -693,6 +987,7 @@ int main(void)
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_hooks_reject_other_ports),
         cmocka_unit_test(test_close_frees_queued),
+        cmocka_unit_test(test_rx_props),
     };
     return cmocka_run_group_tests_name("dummy", tests, dummy_group_setup, dummy_group_teardown);
 }
