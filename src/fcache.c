@@ -379,6 +379,51 @@ bool fcache_port_direct(const struct fcache *fc, uint32_t in_port)
     return fc->cfg.direct_subtables && fcache_direct(fc, fcache_port(in_port));
 }
 
+/* Whether keys[0..n) share one in_port (a batch normally comes from one
+ * port: then one test decides for all). */
+static bool fcache_keys_uniform(const struct flow_key *keys, unsigned n)
+{
+    bool uniform = true;
+    for (unsigned i = 1; i < n; i++)
+        uniform &= keys[i].in_port == keys[0].in_port;
+    return uniform;
+}
+
+/* The EMC probes of the packets in 'miss' (all n of them with 'all': no
+ * test per packet); returns those that missed. */
+static inline __attribute__((always_inline)) uint32_t
+fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t *hashes,
+                 unsigned n, uint32_t miss, uint32_t *idx, const struct action_list **out,
+                 const bool all)
+{
+    struct emc *e = fc->emc;
+    struct cls_flows *f = &fc->flows;
+    (void)emc_sweep_step(e, f); /* counted in e->swept */
+    const bool pf = fc->cfg.prefetch;
+    for (unsigned i = 0; pf && i < n && i < FCACHE_EMC_AHEAD; i++)
+        emc_prefetch(e, hashes[i]);
+    uint32_t m = 0;
+    for (unsigned i = 0; i < n; i++) {
+        /* (A direct packet's hash may be anything: prefetching from it is
+         * harmless, probing with it is not.) */
+        if (pf && i + FCACHE_EMC_AHEAD < n)
+            emc_prefetch(e, hashes[i + FCACHE_EMC_AHEAD]);
+        if (!all && !(miss >> i & 1))
+            continue;
+        if (fc->emc_thr[fcache_port(keys[i].in_port)] &&
+            emc_lookup(e, f, &keys[i], hashes[i], &idx[i])) {
+            out[i] = fcache_answer(fc, idx[i]);
+            fc->st.emc_hits++;
+        } else {
+            m |= 1u << i;
+            /* The SMC will need this bucket: start fetching it now. */
+            if (pf && fc->smc)
+                smc_prefetch(fc->smc, hashes[i]);
+        }
+    }
+    return m;
+}
+
 /* One chunk of at most PKT_BATCH_MAX packets through the stages. */
 static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
                                 const uint32_t *hashes, unsigned n,
@@ -386,15 +431,15 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
 {
     struct cls_flows *f = &fc->flows;
     uint32_t idx[PKT_BATCH_MAX];
-    uint32_t miss = n >= 32 ? UINT32_MAX : (1u << n) - 1;
+    const uint32_t all = n >= 32 ? UINT32_MAX : (1u << n) - 1;
+    uint32_t miss = all;
     uint32_t direct = 0; /* packets that skip the EMC and SMC */
 
     fc->st.lookups += n;
-    /* A batch normally comes from one port: then one test decides. */
-    bool uniform = true;
-    for (unsigned i = 1; i < n; i++)
-        uniform &= keys[i].in_port == keys[0].in_port;
+    /* Known only when a stage needs it (EMC hits do not). */
+    int uniform = -1;
     if (fc->cfg.direct_subtables) {
+        uniform = fcache_keys_uniform(keys, n);
         if (uniform)
             direct = fcache_direct(fc, fcache_port(keys[0].in_port)) ? miss : 0;
         else
@@ -405,33 +450,9 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     }
 
     /* EMC */
-    if (fc->emc && miss) {
-        struct emc *e = fc->emc;
-        (void)emc_sweep_step(e, f); /* counted in e->swept */
-        const bool pf = fc->cfg.prefetch;
-        for (unsigned i = 0; pf && i < n && i < FCACHE_EMC_AHEAD; i++)
-            emc_prefetch(e, hashes[i]);
-        uint32_t m = 0;
-        for (unsigned i = 0; i < n; i++) {
-            /* (A direct packet's hash may be anything: prefetching from it
-             * is harmless, probing with it is not.) */
-            if (pf && i + FCACHE_EMC_AHEAD < n)
-                emc_prefetch(e, hashes[i + FCACHE_EMC_AHEAD]);
-            if (!(miss >> i & 1))
-                continue;
-            if (fc->emc_thr[fcache_port(keys[i].in_port)] &&
-                emc_lookup(e, f, &keys[i], hashes[i], &idx[i])) {
-                out[i] = fcache_answer(fc, idx[i]);
-                fc->st.emc_hits++;
-            } else {
-                m |= 1u << i;
-                /* The SMC will need this bucket: start fetching it now. */
-                if (pf && fc->smc)
-                    smc_prefetch(fc->smc, hashes[i]);
-            }
-        }
-        miss = m;
-    }
+    if (fc->emc && miss)
+        miss = miss == all ? fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, true)
+                           : fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, false);
 
     /* SMC */
     if (fc->smc && miss) {
@@ -469,6 +490,8 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     /* Classifier, one in_port at a time (a batch normally has one). */
     uint32_t todo = miss | direct;
     miss = 0;
+    if (todo && uniform < 0)
+        uniform = fcache_keys_uniform(keys, n);
     while (todo) {
         uint32_t port = fcache_port(keys[__builtin_ctz(todo)].in_port);
         uint32_t pmap = uniform ? todo : 0;
