@@ -253,6 +253,26 @@ static void dpdkdev_vhost_features(struct dpdkdev_port *dp)
     atomic_store(&dp->host_csum, (f >> DPDKDEV_VIRTIO_F_CSUM) & 1);
 }
 
+/* Applies the guest's pending vring enable/disable events (net_vhost keeps
+ * them until read, also those from before the callbacks were registered)
+ * and remaps the tx queues. */
+static void dpdkdev_vhost_queue_events(struct dpdkdev_port *dp)
+{
+    struct rte_eth_vhost_queue_event ev;
+    rte_spinlock_lock(&dp->remap_lock);
+    while (rte_eth_vhost_get_queue_event(dp->port_id, &ev) == 0) {
+        if (ev.rx || ev.queue_id >= dp->n_txq)
+            continue;
+        if (ev.enable)
+            dp->txq_enabled |= 1ull << ev.queue_id;
+        else
+            dp->txq_enabled &= ~(1ull << ev.queue_id);
+        atomic_fetch_add(&dp->remaps, 1);
+    }
+    dpdkdev_remap(dp);
+    rte_spinlock_unlock(&dp->remap_lock);
+}
+
 static int dpdkdev_event_cb(uint16_t port_id, enum rte_eth_event_type type,
                             void *arg, void *ret_param)
 {
@@ -267,6 +287,7 @@ static int dpdkdev_event_cb(uint16_t port_id, enum rte_eth_event_type type,
         bool up = link.link_status == RTE_ETH_LINK_UP;
         if (up) {
             dpdkdev_vhost_features(dp);
+            dpdkdev_vhost_queue_events(dp); /* any not yet reported */
         } else {
             /* The guest's vrings went with it (net_vhost reports no queue
              * event for that): the next guest enables its own. */
@@ -283,19 +304,7 @@ static int dpdkdev_event_cb(uint16_t port_id, enum rte_eth_event_type type,
                                                    : " (guest-csum off)")
                    : "");
     } else if (type == RTE_ETH_EVENT_QUEUE_STATE) {
-        struct rte_eth_vhost_queue_event ev;
-        rte_spinlock_lock(&dp->remap_lock);
-        while (rte_eth_vhost_get_queue_event(port_id, &ev) == 0) {
-            if (ev.rx || ev.queue_id >= dp->n_txq)
-                continue;
-            if (ev.enable)
-                dp->txq_enabled |= 1ull << ev.queue_id;
-            else
-                dp->txq_enabled &= ~(1ull << ev.queue_id);
-            atomic_fetch_add(&dp->remaps, 1);
-        }
-        dpdkdev_remap(dp);
-        rte_spinlock_unlock(&dp->remap_lock);
+        dpdkdev_vhost_queue_events(dp);
     }
     return 0;
 }
@@ -544,12 +553,14 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
     }
     dp->started = true;
     if (dp->vhost) {
-        /* A guest may have connected before the callbacks were in place. */
+        /* A guest may have connected before the callbacks were in place:
+         * its link, features and enabled queues. */
         struct rte_eth_link link;
         memset(&link, 0, sizeof link);
         rte_eth_link_get_nowait(dp->port_id, &link);
         if (link.link_status == RTE_ETH_LINK_UP) {
             dpdkdev_vhost_features(dp);
+            dpdkdev_vhost_queue_events(dp);
             atomic_store(&dp->link, true);
         }
     } else {
