@@ -297,15 +297,8 @@ void netdev_caps_format(const struct netdev_caps *caps, char *buf, size_t size)
         snprintf(buf, size, "none");
 }
 
-void pkt_rx_acc_finish_slow(const struct pkt_rx_acc *a, struct pkt_batch *batch,
-                            unsigned from, uint64_t *good, uint64_t *bad)
+void pkt_rx_classify(struct pkt_batch *batch, unsigned from, uint64_t *good, uint64_t *bad)
 {
-    /* Per state byte: GOOD = 01, BAD = 10, PARTIAL = 11. */
-    if (!(a->any & 0x02020202u)) { /* GOOD and UNKNOWN only */
-        *good += a->n;
-        batch->flags |= PKT_BATCH_F_GOOD;
-        return;
-    }
     for (unsigned i = from; i < batch->count; i++) {
         uint16_t vf = pkt_batch_flags_of(batch->pkts[i]);
         if (vf & PKT_BATCH_F_BAD)

@@ -123,38 +123,25 @@ struct netdev {
     void *priv; /* class->priv_size bytes */
 };
 
-/* What a backend does with the packets it delivers, in two steps:
- * pkt_rx_acc_add() per packet emulates the rx verdicts the device announced
- * (rx_caps & NETDEV_RX_*) and gathers the packet's states into *a (an
- * UNKNOWN packet costs one test, a GOOD one two more instructions);
- * pkt_rx_acc_finish() then ORs the batch summary of the packets
- * batch->pkts[from..count) into batch->flags and counts their verdicts
- * (some layer BAD; else some GOOD). */
-struct pkt_rx_acc {
-    uint32_t any; /* OR of the packets' four state bytes */
-    uint32_t n;   /* packets with some state not UNKNOWN */
-};
+/* Counts the rx verdicts of batch->pkts[from..count) (some layer BAD: bad;
+ * else some layer GOOD: good) and ORs their summaries into batch->flags. */
+void pkt_rx_classify(struct pkt_batch *batch, unsigned from, uint64_t *good, uint64_t *bad);
 
-static inline void pkt_rx_acc_add(struct pkt_rx_acc *a, struct pkt *p, uint32_t rx_caps)
+/* What a backend does with a packet it delivers one at a time: emulates the
+ * rx verdicts the device announced (rx_caps & NETDEV_RX_*), adds it to the
+ * batch and counts its verdicts. All UNKNOWN (the common case) costs one
+ * test. A backend that delivers bursts gathers the states itself and calls
+ * pkt_rx_classify() only for bursts it cannot settle (netdev-dummy.c). */
+static inline void pkt_rx_deliver(struct pkt *p, uint32_t rx_caps, struct pkt_batch *batch,
+                                  uint64_t *good, uint64_t *bad)
 {
     if (FS_CSUM_MACHINERY && (rx_caps & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM)))
         pkt_rx_verify_emulate(p, rx_caps);
+    pkt_batch_add(batch, p);
     uint32_t s;
     memcpy(&s, p->csum, sizeof s);
-    if (FS_CSUM_MACHINERY && s) {
-        a->any |= s;
-        a->n++;
-    }
-}
-
-void pkt_rx_acc_finish_slow(const struct pkt_rx_acc *a, struct pkt_batch *batch,
-                            unsigned from, uint64_t *good, uint64_t *bad);
-
-static inline void pkt_rx_acc_finish(const struct pkt_rx_acc *a, struct pkt_batch *batch,
-                                     unsigned from, uint64_t *good, uint64_t *bad)
-{
-    if (FS_CSUM_MACHINERY && a->any) /* all UNKNOWN: this one test */
-        pkt_rx_acc_finish_slow(a, batch, from, good, bad);
+    if (FS_CSUM_MACHINERY && s)
+        pkt_rx_classify(batch, batch->count - 1u, good, bad);
 }
 
 /* Registers a backend type. Returns 0, or -EEXIST for a duplicate name. */

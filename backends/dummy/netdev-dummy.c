@@ -233,35 +233,10 @@ dummy_rx_loop(const struct dummy_port *dp, struct dummy_fifo *f, struct pkt_batc
     return n;
 }
 
-/* dummy_rx_verdicts() for what its inline part cannot settle: a batch with
- * BAD or PARTIAL layers (classified packet by packet), or GOOD-only states
- * the byte sums do not count exactly (packets counted one by one). The
- * packets are the last n of the batch. */
-static __attribute__((noinline)) void
-dummy_rx_verdicts_slow(struct dummy_port *dp, struct pkt_batch *batch, unsigned n,
-                       uint32_t any)
-{
-    const unsigned from = batch->count - n;
-    uint64_t good = 0, bad = 0;
-    if (!(any & 0x02020202u)) { /* GOOD and UNKNOWN only */
-        for (unsigned i = from; i < batch->count; i++) {
-            uint32_t s;
-            memcpy(&s, batch->pkts[i]->csum, sizeof s);
-            good += s != 0;
-        }
-        batch->flags |= PKT_BATCH_F_GOOD;
-    } else {
-        const struct pkt_rx_acc a = {any, 0};
-        pkt_rx_acc_finish_slow(&a, batch, from, &good, &bad);
-    }
-    dp->stats.rx_csum_good += good;
-    dp->stats.rx_csum_bad += bad;
-}
-
 /* The verdicts of the last n packets of the batch (their states gathered
  * by dummy_rx_loop() into any and lanes, any != 0): ORs their
  * summary into batch->flags and counts rx_csum_good (some layer GOOD, none
- * BAD) and rx_csum_bad (some layer BAD), as pkt_rx_acc_finish() does. The
+ * BAD) and rx_csum_bad (some layer BAD), as pkt_rx_classify() does. The
  * common case inline: states GOOD and UNKNOWN only, every layer that is
  * GOOD in some packet GOOD in all n (byte i of lanes is then n wherever
  * byte i of any is GOOD): all n vouched for. */
@@ -275,7 +250,9 @@ dummy_rx_verdicts(struct dummy_port *dp, struct pkt_batch *batch, unsigned n, ui
         batch->flags |= PKT_BATCH_F_GOOD;
         return;
     }
-    dummy_rx_verdicts_slow(dp, batch, n, any);
+    /* BAD or PARTIAL layers, or GOOD-only states the byte sums do not
+     * count exactly: packet by packet, out of line. */
+    pkt_rx_classify(batch, batch->count - n, &dp->stats.rx_csum_good, &dp->stats.rx_csum_bad);
 }
 
 /* Receives a burst from the non-empty f: dummy_rx_loop(), the verdicts and

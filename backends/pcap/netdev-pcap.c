@@ -450,11 +450,7 @@ static void pcapdev_deliver(struct pcapdev_port *pp, struct pkt_batch *batch,
 {
     pp->stats.rx_packets++;
     pp->stats.rx_bytes += p->len;
-    struct pkt_rx_acc acc = {0, 0};
-    pkt_rx_acc_add(&acc, p, pp->caps.flags);
-    pkt_batch_add(batch, p);
-    pkt_rx_acc_finish(&acc, batch, batch->count - 1u, &pp->stats.rx_csum_good,
-                      &pp->stats.rx_csum_bad);
+    pkt_rx_deliver(p, pp->caps.flags, batch, &pp->stats.rx_csum_good, &pp->stats.rx_csum_bad);
 }
 
 static int pcapdev_rxq_recv_live(struct pcapdev_port *pp,

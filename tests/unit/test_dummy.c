@@ -167,7 +167,7 @@ static void test_burst_limit(void **state)
     netdev_close(dev);
 }
 
-/* The rx verdict accounting (pkt_rx_acc_*): a batch of GOOD and UNKNOWN
+/* The rx verdict accounting (dummy_rx_verdicts, pkt_rx_classify): a batch of GOOD and UNKNOWN
  * packets counts its GOOD ones and says GOOD; a batch with BAD and
  * PARTIAL ones counts per packet (BAD wins over GOOD, PARTIAL alone is no
  * verdict) and ORs every kind; an all-UNKNOWN batch says nothing. */
