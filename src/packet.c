@@ -1,8 +1,8 @@
 /* packet.c: heap packets, clones and headroom management. */
 #include "packet.h"
 
-/* Every metadata field at its fresh value; the buffer fields (before ts)
- * are never copied from it. */
+/* Every metadata field at its fresh value; the buffer fields (before
+ * csum[]) are never copied from it. */
 const struct pkt pkt_fresh = {
     .ts = 0,
     .hash = 0,
@@ -27,7 +27,9 @@ const struct pkt pkt_fresh = {
     .out_vni = 0,
 };
 _Static_assert(CSUM_L_N == 4, "pkt_fresh lists every layer");
-_Static_assert(offsetof(struct pkt, ts) > offsetof(struct pkt, owner),
+_Static_assert(offsetof(struct pkt, csum) > offsetof(struct pkt, len) &&
+                   offsetof(struct pkt, csum) > offsetof(struct pkt, buf_size) &&
+                   offsetof(struct pkt, csum) > offsetof(struct pkt, owner),
                "the buffer fields come before the metadata");
 
 #include <errno.h>
@@ -63,7 +65,7 @@ static int pkt_heap_grow(struct pkt *p, uint32_t headroom)
 {
     uint32_t tail = pkt_tailroom(p);
     uint64_t size = (uint64_t)headroom + p->len + tail;
-    if (size > UINT32_MAX)
+    if (size > PKT_BUF_MAX)
         return -EOVERFLOW;
     uint8_t *nb = malloc(size);
     if (!nb)
@@ -83,7 +85,7 @@ static int pkt_heap_grow(struct pkt *p, uint32_t headroom)
 static struct pkt *pkt_heap_new(uint32_t headroom, uint32_t size)
 {
     uint64_t total = (uint64_t)headroom + size;
-    if (total > UINT32_MAX - sizeof(struct pkt))
+    if (total > PKT_BUF_MAX)
         return NULL;
     struct pkt *p = malloc(sizeof *p + total);
     if (!p)
@@ -151,7 +153,8 @@ void pkt_batch_free(struct pkt_batch *b)
 uint8_t *pkt_push(struct pkt *p, uint32_t n, bool *grew)
 {
     if (pkt_headroom(p) < n) {
-        if (!p->ops->grow_headroom || p->ops->grow_headroom(p, n + PKT_HEADROOM) != 0)
+        if (n > PKT_BUF_MAX || !p->ops->grow_headroom ||
+            p->ops->grow_headroom(p, n + PKT_HEADROOM) != 0)
             return NULL;
         if (grew)
             *grew = true;

@@ -16,6 +16,9 @@
 /* Bytes reserved in front of every frame the core allocates, enough for an
  * outer Ethernet + IPv6 + UDP + VXLAN header (14 + 40 + 8 + 8 = 70) and a tag. */
 #define PKT_HEADROOM 128
+/* The largest packet buffer (headroom, frame and tailroom): no frame is
+ * longer, so the lengths of a batch sum below 2^29 (pkt_len_csum()). */
+#define PKT_BUF_MAX ((uint32_t)1 << 24)
 /* Marks an offset the parser did not fill. */
 #define PKT_OFS_NONE 0xFFFF
 
@@ -75,16 +78,19 @@ struct pkt_ops {
 
 struct pkt {
     uint8_t *data;   /* first byte of the frame */
-    uint32_t len;    /* bytes of frame at data */
-    uint32_t buf_size; /* bytes at buf */
     uint8_t *buf;    /* start of the buffer; data - buf is the headroom */
     const struct pkt_ops *ops;
     void *owner;     /* the owner's handle (an mbuf, a pool, ...) */
+    uint32_t buf_size; /* bytes at buf, at most PKT_BUF_MAX */
+    uint32_t len;    /* bytes of frame at data (so at most PKT_BUF_MAX) */
 
+    /* The metadata, from csum[] on (pkt_reset_meta()). csum[] comes right
+     * after len so that one 8-byte load gets both (pkt_len_csum()). */
+    uint8_t csum[CSUM_L_N]; /* enum csum_state per layer */
+    uint32_t hash;   /* flow hash, valid when set by the datapath */
     /* Rx time on the PMD clock (ns) until transmit; the core sets it to the
      * time of the send call just before handing the packet to a backend. */
     uint64_t ts;
-    uint32_t hash;   /* flow hash, valid when set by the datapath */
     uint16_t in_port; /* datapath port number the packet arrived on */
     uint16_t flags;  /* PKT_F_* */
 
@@ -96,13 +102,12 @@ struct pkt {
     uint8_t l3;        /* enum pkt_l3 */
     uint8_t l4_proto;  /* IP protocol / final IPv6 next header (0 if none) */
     uint8_t n_vlan;    /* VLAN tags parsed (0..2) */
-    uint8_t csum[CSUM_L_N]; /* enum csum_state per layer */
 
     /* With PKT_F_TUNNEL: the inner packet's layout, offsets from data. */
+    uint8_t inner_l3;       /* enum pkt_l3 */
     uint16_t inner_l3_ofs;
     uint16_t inner_l4_ofs;
     uint16_t inner_l4_len;
-    uint8_t inner_l3;       /* enum pkt_l3 */
     uint8_t inner_l4_proto;
     uint8_t inner_flags;    /* PKT_IF_* */
 
@@ -178,15 +183,39 @@ static inline void pkt_st32(uint8_t *p, uint32_t v)
     memcpy(p, &v, sizeof v);
 }
 
-/* The metadata of a packet: from ts to the end of struct pkt. */
-#define PKT_META_OFS offsetof(struct pkt, ts)
+/* len and the four state bytes of p in one 8-byte load. Summed over at
+ * most PKT_BATCH_MAX packets, the two halves stay apart (the lengths sum
+ * below 2^29, each byte of the states below 256): PKT_LC_LEN() of the sum
+ * is the sum of the lengths, PKT_LC_CSUM() the byte-wise sum of the states
+ * (byte i from csum[i], as a 4-byte copy of csum[] orders them), and
+ * PKT_LC_CSUM() of an OR of such values the OR of the states. */
+_Static_assert(offsetof(struct pkt, csum) == offsetof(struct pkt, len) + 4,
+               "csum[] follows len");
+_Static_assert((uint64_t)PKT_BATCH_MAX * PKT_BUF_MAX < ((uint64_t)1 << 32),
+               "a batch's lengths sum in 32 bits");
+static inline uint64_t pkt_len_csum(const struct pkt *p)
+{
+    uint64_t v;
+    memcpy(&v, (const char *)p + offsetof(struct pkt, len), sizeof v);
+    return v;
+}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define PKT_LC_LEN(v) ((uint32_t)((v) >> 32))
+#define PKT_LC_CSUM(v) ((uint32_t)(v))
+#else
+#define PKT_LC_LEN(v) ((uint32_t)(v))
+#define PKT_LC_CSUM(v) ((uint32_t)((v) >> 32))
+#endif
+
+/* The metadata of a packet: from csum[] to the end of struct pkt. */
+#define PKT_META_OFS offsetof(struct pkt, csum)
 
 /* A fresh packet's metadata (ts 0, no offsets, states UNKNOWN, ...): what
  * pkt_reset_meta() copies. */
 extern const struct pkt pkt_fresh;
 
 /* Resets the metadata of a received packet: no offsets, states UNKNOWN.
- * Inline, one 40-byte copy: backends call it for every packet they
+ * Inline, one 48-byte copy: backends call it for every packet they
  * receive. */
 static inline void pkt_reset_meta(struct pkt *p)
 {
@@ -195,13 +224,15 @@ static inline void pkt_reset_meta(struct pkt *p)
 }
 
 /* A heap packet with PKT_HEADROOM bytes of headroom and room for 'size'
- * bytes of frame; len is 0. NULL on allocation failure. */
+ * bytes of frame; len is 0. NULL on allocation failure or if the buffer
+ * would exceed PKT_BUF_MAX. */
 struct pkt *pkt_alloc(uint32_t size);
 
 /* A heap packet holding a copy of 'len' bytes at 'data'. */
 struct pkt *pkt_from_data(const void *data, uint32_t len);
 
-/* A heap copy of 'p': frame bytes and all metadata. NULL on failure. */
+/* A heap copy of 'p': frame bytes and all metadata. NULL on failure (also
+ * if the copy's buffer would exceed PKT_BUF_MAX). */
 struct pkt *pkt_clone(const struct pkt *p);
 
 /* Releases 'p' to its owner. NULL is ignored. */
@@ -212,8 +243,8 @@ void pkt_batch_free(struct pkt_batch *b);
 
 /* Prepends 'n' bytes, growing the headroom through the owner if short
  * (*grew is set true then, when grew is not NULL). Returns the new data
- * pointer, or NULL if the headroom cannot be grown; offsets are not
- * adjusted. */
+ * pointer, or NULL if the headroom cannot be grown (also beyond
+ * PKT_BUF_MAX); offsets are not adjusted. */
 uint8_t *pkt_push(struct pkt *p, uint32_t n, bool *grew);
 
 /* Removes 'n' bytes from the front; n <= len. */

@@ -198,10 +198,12 @@ static unsigned dummy_n_txq(const struct netdev *dev)
 /* Moves the due packets of f into batch (at most the burst size), their
  * bytes into *bytes, and gathers their checksum states: *any ORs the four
  * state bytes of every packet, *lanes sums them byte by byte (at most
- * PKT_BATCH_MAX packets of states 0..3: no byte carries into the next),
- * three instructions a packet whatever its states. With rx caps the port
- * emulates its verdicts first. Inlined twice: with the port's rx caps when
- * it emulates verdicts, with 0 (no test per packet) otherwise. */
+ * PKT_BATCH_MAX packets of states 0..3: no byte carries into the next).
+ * Both come from the load that reads the length (pkt_len_csum()): one
+ * instruction a packet more than counting bytes, whatever the states. With
+ * rx caps the port emulates its verdicts first. Inlined twice: with the
+ * port's rx caps when it emulates verdicts, with 0 (no test per packet)
+ * otherwise. */
 static inline __attribute__((always_inline)) int
 dummy_rx_loop(const struct dummy_port *dp, struct dummy_fifo *f, struct pkt_batch *batch,
               uint64_t now, uint64_t *bytes, uint32_t *any, uint32_t *lanes,
@@ -210,26 +212,27 @@ dummy_rx_loop(const struct dummy_port *dp, struct dummy_fifo *f, struct pkt_batc
     _Static_assert(PKT_BATCH_MAX * CSUM_PARTIAL <= 0xff, "byte-wise state sums fit a byte");
     _Static_assert(CSUM_L_N == 4, "four state bytes");
     int n = 0;
-    uint64_t b = 0;
-    uint32_t or_s = 0, sum_s = 0;
+    uint64_t lc_sum = 0, lc_or = 0;
     while ((unsigned)n < dp->burst && !pkt_batch_full(batch)) {
         struct pkt *p = dummy_fifo_head(f);
         if (!p || p->ts > now)
             break;
         dummy_fifo_pop(f);
-        b += p->len;
-        if (FS_CSUM_MACHINERY && caps)
-            pkt_rx_verify_emulate(p, caps);
-        uint32_t s;
-        memcpy(&s, p->csum, sizeof s);
-        or_s |= s;
-        sum_s += s;
+        if (FS_CSUM_MACHINERY) {
+            if (caps)
+                pkt_rx_verify_emulate(p, caps);
+            uint64_t lc = pkt_len_csum(p);
+            lc_sum += lc;
+            lc_or |= lc;
+        } else {
+            lc_sum += p->len;
+        }
         pkt_batch_add(batch, p);
         n++;
     }
-    *bytes = b;
-    *any = or_s;
-    *lanes = sum_s;
+    *bytes = FS_CSUM_MACHINERY ? PKT_LC_LEN(lc_sum) : lc_sum;
+    *any = PKT_LC_CSUM(lc_or);
+    *lanes = PKT_LC_CSUM(lc_sum);
     return n;
 }
 
