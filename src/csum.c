@@ -531,6 +531,26 @@ avx2_mid(const uint8_t *p, size_t len, uint32_t sum)
  * kernel is 0.71-0.72 of the read ceiling (157-164 against 113-118 TSC
  * ticks; previously 0.70), close to what the 48.6 bytes/cycle loop allows.
  *
+ * Later measurements (2026-12-01, interleaved A/B in both link orders,
+ * scratch in /tmp/h5): a linear fit of the time over 20..33 steps gives
+ * 6.05 core cycles a step (the vector pipes 99% busy) and a fixed cost of
+ * about 15 TSC ticks a call against 5.6 for the read ceiling; every vector
+ * operation outside the loop costs about a quarter cycle, integer ones
+ * nearly nothing unless chained. Integer loads slow the vector side (6, 8,
+ * 10 extra integer loads per 8 vectors: +2.5%, +7%, +30%; the same adds
+ * from registers: nothing), so more adc words cannot help. Tried and not
+ * taken: a second carry chain without adcx/adox ("add; adc ...; adc $0, c"
+ * segments on two registers: 8 vectors + 3+3..5+5 words, 16 vectors +
+ * 6+6..9+9: within 1% or slower); 16 vectors + 12 words in one chain (no
+ * gain); one index register for both streams (-12%); and a version with 7
+ * fewer vector operations per call (constants loaded, the tail masked by
+ * zero multipliers, the correction and the last reduction steps on the
+ * integer side, the chain running down from the end, the loop 64-byte
+ * aligned): per-round medians 2-3% faster at 9000 B but means 0.6% and the
+ * best rounds unchanged (0.71 of the ceiling either way), not worth its
+ * size. 0.75 at 9000 B would need about 152 ticks in the best rounds; the
+ * 6.05-cycle loop plus the fixed cost allows about 159.
+ *
  * Sum of an even CSUM_WIDE_STEP <= len <= CSUM_SIMD_BLOCK_MAX bytes added to
  * 'sum', folded to 32 bits, 0 only if all zero. */
 #define CSUM_WIDE_VEC 256u
