@@ -418,6 +418,11 @@ int netdev_dummy_inject(struct netdev *dev, unsigned qid, struct pkt *pkt)
         pkt_free(pkt);
         return -EINVAL;
     }
+    if (pkt->len > PKT_BUF_MAX) { /* no device frame is longer: the rx
+                                   * loop's length sum relies on it */
+        pkt_free(pkt);
+        return -EMSGSIZE;
+    }
     /* What a device delivers: fresh metadata, except what the test set in
      * the device's place (rx time, checksum verdicts, virtio csum info). */
     uint64_t ts = pkt->ts;

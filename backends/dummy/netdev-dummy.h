@@ -54,7 +54,7 @@ void netdev_dummy_register(void);
  * would deliver it: pkt_reset_meta() state, except ts, csum[], csum_start,
  * csum_offset and the device flags PKT_F_VNET_CSUM and PKT_F_TRUNCATED,
  * which are kept as the test set them. Returns 0, -EINVAL (bad port or
- * qid) or -ENOMEM. */
+ * qid), -EMSGSIZE (len beyond PKT_BUF_MAX) or -ENOMEM. */
 int netdev_dummy_inject(struct netdev *dev, unsigned qid, struct pkt *pkt);
 
 /* Packets waiting in rx queue 'qid' (whatever their ts). */

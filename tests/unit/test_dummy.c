@@ -319,6 +319,10 @@ static void test_multi_queue(void **state)
     assert_int_equal(dev->class->n_txq(dev), 2);
     assert_int_equal(netdev_dummy_inject(dev, 2, mk_pkt(9, 0)), 0);
     assert_int_equal(netdev_dummy_inject(dev, 3, mk_pkt(9, 0)), -EINVAL);
+    struct pkt *big = mk_pkt(9, 0); /* a frame no device delivers */
+    big->len = PKT_BUF_MAX + 1;
+    assert_int_equal(netdev_dummy_inject(dev, 2, big), -EMSGSIZE);
+    assert_int_equal(netdev_dummy_rx_pending(dev, 2), 1);
     struct pkt_batch b;
     pkt_batch_init(&b);
     assert_int_equal(rx_burst(dev, 0, &b, 0), 0);
