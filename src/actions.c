@@ -9,6 +9,7 @@
 
 #include "csum.h"
 #include "parse.h"
+#include "proto.h"
 
 struct action_list *action_list_create(const struct action *acts, unsigned n)
 {
@@ -138,11 +139,11 @@ static int l4_csum_ofs(const struct pkt *p)
     if (!pkt_has_l4(p))
         return -1;
     switch (p->l4_proto) {
-    case 6:
+    case IP_PROTO_TCP:
         return p->l4_ofs + 16;
-    case 17:
+    case IP_PROTO_UDP:
         return p->l4_ofs + 6;
-    case 58:
+    case IP_PROTO_ICMPV6:
         return p->l4_ofs + 2;
     default:
         return -1;
@@ -159,11 +160,11 @@ static void l4_csum_update32(struct pkt *p, uint32_t old_v, uint32_t new_v, bool
         return;
     uint8_t *f = p->data + ofs;
     uint16_t c = pkt_ld16(f);
-    if (p->l4_proto == 17 && c == 0)
+    if (p->l4_proto == IP_PROTO_UDP && c == 0)
         return;
     c = is16 ? csum_update16(c, (uint16_t)old_v, (uint16_t)new_v)
              : csum_update32(c, old_v, new_v);
-    if (p->l4_proto == 17)
+    if (p->l4_proto == IP_PROTO_UDP)
         c = csum_udp_field(c);
     pkt_st16(f, c);
 }
@@ -220,9 +221,9 @@ static void set_nw_addr(struct pkt *p, struct flow_key *key, bool src, uint32_t 
         return;
     pkt_st32(field, addr);
     ip_csum_update(p, ip, old, addr, false);
-    if (p->l4_proto == 6 || p->l4_proto == 17)
+    if (p->l4_proto == IP_PROTO_TCP || p->l4_proto == IP_PROTO_UDP)
         l4_csum_update32(p, old, addr, false);
-    else if (p->l4_proto == 132 && pkt_has_l4(p))
+    else if (p->l4_proto == IP_PROTO_SCTP && pkt_has_l4(p))
         sctp_recompute(p);
     if (src)
         key->nw_src = addr;
@@ -244,14 +245,14 @@ static void set_nw_tos(struct pkt *p, struct flow_key *key, uint8_t dscp)
 static void set_tp_port(struct pkt *p, struct flow_key *key, bool src, uint16_t port)
 {
     if (!pkt_has_l4(p) ||
-        (p->l4_proto != 6 && p->l4_proto != 17 && p->l4_proto != 132))
+        (p->l4_proto != IP_PROTO_TCP && p->l4_proto != IP_PROTO_UDP && p->l4_proto != IP_PROTO_SCTP))
         return;
     uint8_t *f = p->data + p->l4_ofs + (src ? 0 : 2);
     uint16_t old = pkt_ld16(f), nv = htons(port);
     if (old == nv)
         return;
     pkt_st16(f, nv);
-    if (p->l4_proto == 132)
+    if (p->l4_proto == IP_PROTO_SCTP)
         sctp_recompute(p);
     else
         l4_csum_update32(p, old, nv, true);
@@ -331,7 +332,7 @@ static bool set_vlan_bits(struct pkt *p, struct flow_key *key, uint16_t mask,
                           uint16_t bits)
 {
     if (p->n_vlan == 0)
-        return push_vlan(p, key, 0x8100, bits & mask);
+        return push_vlan(p, key, ETH_TYPE_VLAN, bits & mask);
     uint16_t tci = ntohs(pkt_ld16(p->data + 14));
     tci = (uint16_t)((tci & ~mask) | (bits & mask));
     pkt_st16(p->data + 14, htons(tci));

@@ -5,14 +5,10 @@
 
 #include "csum.h"
 #include "flow.h"
-#include "netdev.h"
+#include "netdev-caps.h"
 #include "parse.h"
-#include "tunnel.h"
+#include "proto.h"
 
-#define IPPROTO_TCP_ 6
-#define IPPROTO_UDP_ 17
-#define IPPROTO_ICMP_ 1
-#define IPPROTO_ICMPV6_ 58
 
 /* One IP layer of a packet: the packet itself, or the inner packet of one
  * we encapsulated. */
@@ -58,12 +54,12 @@ static struct ol_view view_inner(const struct pkt *p)
 static int l4_csum_field(uint8_t proto)
 {
     switch (proto) {
-    case IPPROTO_TCP_:
+    case IP_PROTO_TCP:
         return 16;
-    case IPPROTO_UDP_:
+    case IP_PROTO_UDP:
         return 6;
-    case IPPROTO_ICMP_:
-    case IPPROTO_ICMPV6_:
+    case IP_PROTO_ICMP:
+    case IP_PROTO_ICMPV6:
         return 2;
     default:
         return -1;
@@ -78,15 +74,15 @@ static bool l4_known(const struct pkt *p, const struct ol_view *v)
     return v->l4 && !v->frag && l4_csum_field(v->l4_proto) >= 0 &&
            (v->l3 == PKT_L3_IPV4 || v->l3 == PKT_L3_IPV6) &&
            v->l4_ofs != PKT_OFS_NONE && (uint32_t)v->l4_ofs + v->l4_len <= p->len &&
-           !(v->l3 == PKT_L3_IPV4 && v->l4_proto == IPPROTO_ICMPV6_) &&
-           !(v->l3 == PKT_L3_IPV6 && v->l4_proto == IPPROTO_ICMP_);
+           !(v->l3 == PKT_L3_IPV4 && v->l4_proto == IP_PROTO_ICMPV6) &&
+           !(v->l3 == PKT_L3_IPV6 && v->l4_proto == IP_PROTO_ICMP);
 }
 
 /* The pseudo-header sum of v's L4 layer (0 for ICMPv4, which has none). */
 static uint32_t l4_pseudo(const struct pkt *p, const struct ol_view *v)
 {
     const uint8_t *ip = p->data + v->l3_ofs;
-    if (v->l4_proto == IPPROTO_ICMP_)
+    if (v->l4_proto == IP_PROTO_ICMP)
         return 0;
     if (v->l3 == PKT_L3_IPV4) {
         uint32_t src, dst;
@@ -118,7 +114,7 @@ static void l4_complete_known(struct pkt *p, const struct ol_view *v)
     uint8_t *field = l4 + l4_csum_field(v->l4_proto);
     pkt_st16(field, 0);
     uint16_t c = csum_fold(csum_partial(l4, v->l4_len, l4_pseudo(p, v)));
-    if (v->l4_proto == IPPROTO_UDP_)
+    if (v->l4_proto == IP_PROTO_UDP)
         c = csum_udp_field(c);
     pkt_st16(field, c);
 }
@@ -228,6 +224,75 @@ static enum csum_prep resolve_plain(struct pkt *p, uint32_t caps, bool force_sw,
     return l4_complete(p, &v, CSUM_L_OUTER_L4, st);
 }
 
+/* Sum of len bytes at 'data' as they would be summed if they started at an
+ * odd offset of the checksummed region when 'odd' (bytes swap lanes). */
+static uint32_t sum_at(const void *data, size_t len, bool odd)
+{
+    uint32_t s = csum_partial(data, len, 0);
+    if (!odd)
+        return s;
+    uint16_t f = csum_fold_nocompl(s);
+    return (uint32_t)(uint16_t)((f << 8) | (f >> 8));
+}
+
+uint32_t pkt_outer_udp_pseudo(const struct pkt *p)
+{
+    const uint8_t *ip = p->data + p->l3_ofs;
+    uint32_t udp_len = p->l4_len;
+    if (p->l3 == PKT_L3_IPV4) {
+        uint32_t src, dst;
+        memcpy(&src, ip + 12, 4);
+        memcpy(&dst, ip + 16, 4);
+        return csum_pseudo_ipv4(src, dst, IP_PROTO_UDP, (uint16_t)udp_len);
+    }
+    return csum_pseudo_ipv6(ip + 8, ip + 24, IP_PROTO_UDP, udp_len);
+}
+
+/* The outer UDP checksum over everything: pseudo-header + UDP header (with
+ * the field as 0) + payload. */
+uint16_t pkt_outer_udp_csum_full(const struct pkt *p)
+{
+    const uint8_t *udp = p->data + p->l4_ofs;
+    uint32_t s = pkt_outer_udp_pseudo(p);
+    s = csum_add(s, csum_partial(udp, 6, 0));
+    s = csum_add(s, csum_partial(udp + 8, p->l4_len - 8u, 0));
+    return csum_udp_field(csum_fold(s));
+}
+
+/* With the inner L4 checksum complete, its segment sums to the complement
+ * of its pseudo-header sum, so only the headers in front of it (and any
+ * bytes after it, such as inner Ethernet padding) need summing. */
+uint16_t pkt_outer_udp_csum_short(const struct pkt *p)
+{
+    const uint8_t *base = p->data + p->l4_ofs;
+    uint32_t head = (uint32_t)(p->inner_l4_ofs - p->l4_ofs);
+    uint32_t seg_end = head + p->inner_l4_len;
+    uint32_t total = p->l4_len;
+    const uint8_t *iip = p->data + p->inner_l3_ofs;
+    uint32_t in_pseudo;
+    if (p->inner_l4_proto == IP_PROTO_ICMP) {
+        in_pseudo = 0; /* ICMPv4 has no pseudo-header */
+    } else if (p->inner_l3 == PKT_L3_IPV4) {
+        uint32_t src, dst;
+        memcpy(&src, iip + 12, 4);
+        memcpy(&dst, iip + 16, 4);
+        in_pseudo = csum_pseudo_ipv4(src, dst, p->inner_l4_proto, p->inner_l4_len);
+    } else {
+        in_pseudo = csum_pseudo_ipv6(iip + 8, iip + 24, p->inner_l4_proto, p->inner_l4_len);
+    }
+    uint16_t seg = (uint16_t)~csum_fold_nocompl(in_pseudo);
+    if (head & 1)
+        seg = (uint16_t)((seg << 8) | (seg >> 8));
+
+    uint32_t s = pkt_outer_udp_pseudo(p);
+    s = csum_add(s, csum_partial(base, 6, 0));
+    s = csum_add(s, csum_partial(base + 8, head - 8, 0));
+    s = csum_add(s, seg);
+    if (seg_end < total)
+        s = csum_add(s, sum_at(base + seg_end, total - seg_end, seg_end & 1));
+    return csum_udp_field(csum_fold(s));
+}
+
 /* A packet we encapsulated: the inner layers first (the outer UDP checksum
  * covers them), then the outer IPv4 and UDP. */
 static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw,
@@ -275,8 +340,8 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
      * may be wrong, and a zero IPv4 UDP one is absent: sum everything. */
     uint8_t *ifield = l4_known(p, &in) ? p->data + in.l4_ofs + l4_csum_field(in.l4_proto) : NULL;
     bool shortcut = ifield && pkt_csum_get(p, CSUM_L_INNER_L4) == CSUM_GOOD &&
-                    !(in.l4_proto == IPPROTO_UDP_ && pkt_ld16(ifield) == 0);
-    uint16_t c = shortcut ? tnl_outer_udp_csum_short(p) : tnl_outer_udp_csum_full(p);
+                    !(in.l4_proto == IP_PROTO_UDP && pkt_ld16(ifield) == 0);
+    uint16_t c = shortcut ? pkt_outer_udp_csum_short(p) : pkt_outer_udp_csum_full(p);
     pkt_st16(field, c);
     pkt_csum_set(p, CSUM_L_OUTER_L4, CSUM_GOOD);
     if (st)
@@ -317,11 +382,11 @@ void pkt_rx_verify_emulate(struct pkt *p, uint32_t rx_caps)
                      csum_fold(csum_partial(ip, ihl, 0)) == 0 ? CSUM_GOOD : CSUM_BAD);
     }
     if ((rx_caps & NETDEV_RX_L4_CSUM) && l4_known(p, &v) &&
-        (p->l4_proto == IPPROTO_TCP_ || p->l4_proto == IPPROTO_UDP_) &&
+        (p->l4_proto == IP_PROTO_TCP || p->l4_proto == IP_PROTO_UDP) &&
         pkt_csum_get(p, CSUM_L_OUTER_L4) == CSUM_UNKNOWN) {
         const uint8_t *l4 = p->data + p->l4_ofs;
         enum csum_state s;
-        if (p->l4_proto == IPPROTO_UDP_ && pkt_ld16(l4 + 6) == 0)
+        if (p->l4_proto == IP_PROTO_UDP && pkt_ld16(l4 + 6) == 0)
             s = p->l3 == PKT_L3_IPV4 ? CSUM_GOOD : CSUM_BAD;
         else
             s = csum_fold(csum_partial(l4, p->l4_len, l4_pseudo(p, &v))) == 0 ? CSUM_GOOD

@@ -136,4 +136,13 @@ static inline bool pkt_tx_emulate(struct pkt *p, uint32_t caps)
     return pkt_tx_emulate_slow(p, caps);
 }
 
+/* The outer UDP checksum of an encapsulated packet whose inner L4 checksum
+ * is complete (the inner payload then cancels out: only headers are
+ * summed), or of any packet by summing everything (pkt_outer_udp_csum_full).
+ * Both return the value for the field (a computed 0 as 0xFFFF). */
+uint16_t pkt_outer_udp_csum_short(const struct pkt *pkt);
+/* The pseudo-header sum (unfolded) of the outer UDP header at l3/l4. */
+uint32_t pkt_outer_udp_pseudo(const struct pkt *pkt);
+uint16_t pkt_outer_udp_csum_full(const struct pkt *pkt);
+
 #endif

@@ -8,38 +8,13 @@
 #include <string.h>
 
 #include "parse.h"
+#include "proto.h"
 
-#define PARSE_ETH_HLEN 14
-#define PARSE_VLAN_HLEN 4
-#define PARSE_ETH_TYPE_IPV4 0x0800
-#define PARSE_ETH_TYPE_ARP 0x0806
-#define PARSE_ETH_TYPE_VLAN 0x8100
-#define PARSE_ETH_TYPE_QINQ 0x88a8
-#define PARSE_ETH_TYPE_IPV6 0x86dd
-
-#define PARSE_IPV4_HLEN 20
 #define PARSE_IPV4_MF 0x2000u
 #define PARSE_IPV4_OFF_MASK 0x1fffu
-#define PARSE_IPV6_HLEN 40
 #define PARSE_IPV6_FRAG_OFF_MASK 0xfff8u
 #define PARSE_ARP_ETH_IPV4_LEN 28
 #define PARSE_ARP_FIXED_LEN 8
-
-#define PARSE_IPPROTO_HOPOPTS 0
-#define PARSE_IPPROTO_ICMP 1
-#define PARSE_IPPROTO_TCP 6
-#define PARSE_IPPROTO_UDP 17
-#define PARSE_IPPROTO_ROUTING 43
-#define PARSE_IPPROTO_FRAGMENT 44
-#define PARSE_IPPROTO_ICMPV6 58
-#define PARSE_IPPROTO_DSTOPTS 60
-#define PARSE_IPPROTO_SCTP 132
-
-#define PARSE_TCP_HLEN_MIN 20
-#define PARSE_UDP_HLEN 8
-#define PARSE_SCTP_HLEN 12
-#define PARSE_ICMP_HLEN 4
-#define PARSE_VXLAN_HLEN 8
 
 static inline uint16_t parse_rd16(const uint8_t *p)
 {
@@ -55,11 +30,11 @@ parse_l4(struct pkt *pkt, struct flow_key *key, const uint8_t *l4, uint32_t l4_l
     uint32_t hlen;
 
     switch (proto) {
-    case PARSE_IPPROTO_TCP:
-        if (l4_len < PARSE_TCP_HLEN_MIN)
+    case IP_PROTO_TCP:
+        if (l4_len < TCP_HLEN_MIN)
             return frag ? PARSE_OK : PARSE_L4_TRUNC;
         hlen = (uint32_t)(l4[12] >> 4) * 4;
-        if (hlen < PARSE_TCP_HLEN_MIN)
+        if (hlen < TCP_HLEN_MIN)
             return PARSE_TCP_HLEN;
         if (hlen > l4_len)
             return frag ? PARSE_OK : PARSE_TCP_HLEN;
@@ -67,34 +42,34 @@ parse_l4(struct pkt *pkt, struct flow_key *key, const uint8_t *l4, uint32_t l4_l
         key->tp_dst = parse_rd16(l4 + 2);
         key->tcp_flags = parse_rd16(l4 + 12) & 0x0fff;
         break;
-    case PARSE_IPPROTO_UDP: {
-        if (l4_len < PARSE_UDP_HLEN)
+    case IP_PROTO_UDP: {
+        if (l4_len < UDP_HLEN)
             return frag ? PARSE_OK : PARSE_L4_TRUNC;
         uint32_t ulen = parse_rd16(l4 + 4);
-        if (ulen < PARSE_UDP_HLEN || (!frag && ulen > l4_len))
+        if (ulen < UDP_HLEN || (!frag && ulen > l4_len))
             return PARSE_UDP_LEN;
-        hlen = PARSE_UDP_HLEN;
+        hlen = UDP_HLEN;
         key->tp_src = parse_rd16(l4);
         key->tp_dst = parse_rd16(l4 + 2);
-        if (key->tp_dst == PARSE_VXLAN_PORT && !frag &&
-            ulen - PARSE_UDP_HLEN >= PARSE_VXLAN_HLEN)
+        if (key->tp_dst == VXLAN_UDP_PORT && !frag &&
+            ulen - UDP_HLEN >= VXLAN_HLEN)
             pkt->flags |= PKT_F_VXLAN;
         break;
     }
-    case PARSE_IPPROTO_SCTP:
-        if (l4_len < PARSE_SCTP_HLEN)
+    case IP_PROTO_SCTP:
+        if (l4_len < SCTP_HLEN)
             return frag ? PARSE_OK : PARSE_L4_TRUNC;
-        hlen = PARSE_SCTP_HLEN;
+        hlen = SCTP_HLEN;
         key->tp_src = parse_rd16(l4);
         key->tp_dst = parse_rd16(l4 + 2);
         break;
-    case PARSE_IPPROTO_ICMP:
-    case PARSE_IPPROTO_ICMPV6:
-        if (is_v6 != (proto == PARSE_IPPROTO_ICMPV6))
+    case IP_PROTO_ICMP:
+    case IP_PROTO_ICMPV6:
+        if (is_v6 != (proto == IP_PROTO_ICMPV6))
             return PARSE_OK; /* ICMP over IPv6 or ICMPv6 over IPv4: unknown */
-        if (l4_len < PARSE_ICMP_HLEN)
+        if (l4_len < ICMP_HLEN)
             return frag ? PARSE_OK : PARSE_L4_TRUNC;
-        hlen = PARSE_ICMP_HLEN;
+        hlen = ICMP_HLEN;
         key->tp_src = l4[0];
         key->tp_dst = l4[1];
         break;
@@ -112,12 +87,12 @@ parse_ipv4(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
     const uint8_t *ip = pkt->data + ofs;
     uint32_t avail = pkt->len - ofs;
 
-    if (avail < PARSE_IPV4_HLEN)
+    if (avail < IPV4_HLEN)
         return PARSE_IP_TRUNC;
     if ((ip[0] >> 4) != 4)
         return PARSE_IP_VERSION;
     uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4;
-    if (ihl < PARSE_IPV4_HLEN)
+    if (ihl < IPV4_HLEN)
         return PARSE_IP_HLEN;
     uint32_t tot = parse_rd16(ip + 2);
     if (tot < ihl)
@@ -161,7 +136,7 @@ parse_ipv6(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
     const uint8_t *ip = pkt->data + ofs;
     uint32_t avail = pkt->len - ofs;
 
-    if (avail < PARSE_IPV6_HLEN)
+    if (avail < IPV6_HLEN)
         return PARSE_IP_TRUNC;
     if ((ip[0] >> 4) != 6)
         return PARSE_IP_VERSION;
@@ -175,18 +150,18 @@ parse_ipv6(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
     memcpy(key->ipv6_src, ip + 8, 16);
     memcpy(key->ipv6_dst, ip + 24, 16);
 
-    uint32_t end = PARSE_IPV6_HLEN + plen; /* relative to ip */
+    uint32_t end = IPV6_HLEN + plen; /* relative to ip */
     if (end > avail)
         return PARSE_IP_TRUNC;
 
-    /* Walk the extension headers inside ip[PARSE_IPV6_HLEN..end). */
+    /* Walk the extension headers inside ip[IPV6_HLEN..end). */
     uint8_t nh = ip[6];
-    uint32_t p = PARSE_IPV6_HLEN;
+    uint32_t p = IPV6_HLEN;
     unsigned n_ext = 0;
     bool later = false, is_frag = false;
     for (;;) {
-        if (nh == PARSE_IPPROTO_HOPOPTS || nh == PARSE_IPPROTO_ROUTING ||
-            nh == PARSE_IPPROTO_DSTOPTS) {
+        if (nh == IP_PROTO_HOPOPTS || nh == IP_PROTO_ROUTING ||
+            nh == IP_PROTO_DSTOPTS) {
             if (++n_ext > PARSE_MAX_IPV6_EXT || end - p < 8)
                 return PARSE_IPV6_EXT;
             uint32_t hl = ((uint32_t)ip[p + 1] + 1) * 8;
@@ -194,7 +169,7 @@ parse_ipv6(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
                 return PARSE_IPV6_EXT;
             nh = ip[p];
             p += hl;
-        } else if (nh == PARSE_IPPROTO_FRAGMENT) {
+        } else if (nh == IP_PROTO_FRAGMENT) {
             if (++n_ext > PARSE_MAX_IPV6_EXT || is_frag || end - p < 8)
                 return PARSE_IPV6_EXT;
             is_frag = true;
@@ -231,7 +206,7 @@ parse_arp(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
 
     if (avail < PARSE_ARP_FIXED_LEN)
         return PARSE_ARP_TRUNC;
-    if (parse_rd16(a) != 1 || parse_rd16(a + 2) != PARSE_ETH_TYPE_IPV4 || a[4] != 6 || a[5] != 4)
+    if (parse_rd16(a) != 1 || parse_rd16(a + 2) != ETH_TYPE_IPV4 || a[4] != 6 || a[5] != 4)
         return PARSE_OK; /* not Ethernet/IPv4 ARP: nothing to extract */
     if (avail < PARSE_ARP_ETH_IPV4_LEN)
         return PARSE_ARP_TRUNC;
@@ -260,38 +235,38 @@ parse_pkt_into(struct pkt *pkt, struct flow_key *key, const bool zero, const boo
         parse_reset_layout(pkt);
     pkt->flags |= PKT_F_PARSED;
 
-    if (len < PARSE_ETH_HLEN)
+    if (len < ETH_HLEN)
         return PARSE_ETH_TRUNC;
     memcpy(key->dl_dst, d, 6);
     memcpy(key->dl_src, d + 6, 6);
 
     uint16_t type = parse_rd16(d + 12);
-    uint32_t ofs = PARSE_ETH_HLEN;
-    while (type == PARSE_ETH_TYPE_VLAN || type == PARSE_ETH_TYPE_QINQ) {
+    uint32_t ofs = ETH_HLEN;
+    while (type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ) {
         unsigned n = pkt->n_vlan;
         if (n == PARSE_MAX_VLANS)
             return PARSE_VLAN_DEPTH;
-        if (len - ofs < PARSE_VLAN_HLEN)
+        if (len - ofs < VLAN_HLEN)
             return PARSE_VLAN_TRUNC;
         key->vlan_tpid[n] = type;
         /* The DEI bit's position marks presence (see flow.h). */
         key->vlan_tci[n] = parse_rd16(d + ofs) | FLOW_VLAN_PRESENT;
         type = parse_rd16(d + ofs + 2);
-        ofs += PARSE_VLAN_HLEN;
+        ofs += VLAN_HLEN;
         pkt->n_vlan = (uint8_t)(n + 1);
     }
     key->dl_type = type;
 
     switch (type) {
-    case PARSE_ETH_TYPE_IPV4:
+    case ETH_TYPE_IPV4:
         pkt->l3 = PKT_L3_IPV4;
         pkt->l3_ofs = (uint16_t)ofs;
         return parse_ipv4(pkt, key, ofs);
-    case PARSE_ETH_TYPE_IPV6:
+    case ETH_TYPE_IPV6:
         pkt->l3 = PKT_L3_IPV6;
         pkt->l3_ofs = (uint16_t)ofs;
         return parse_ipv6(pkt, key, ofs);
-    case PARSE_ETH_TYPE_ARP:
+    case ETH_TYPE_ARP:
         pkt->l3 = PKT_L3_ARP;
         pkt->l3_ofs = (uint16_t)ofs;
         return parse_arp(pkt, key, ofs);

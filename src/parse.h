@@ -11,8 +11,8 @@
 
 #include "flow.h"
 #include "packet.h"
+#include "proto.h"
 
-#define PARSE_VXLAN_PORT 4789
 #define PARSE_MAX_VLANS 2
 #define PARSE_MAX_IPV6_EXT 8 /* more extension headers than this: malformed */
 

@@ -10,6 +10,7 @@
  * it, so clarity wins over speed here, but a lookup never allocates. */
 #include "rules.h"
 #include "util.h"
+#include "proto.h"
 
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -17,15 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ETH_TYPE_IP   0x0800
-#define ETH_TYPE_ARP  0x0806
-#define ETH_TYPE_IPV6 0x86dd
 
-#define IPPROTO_ICMP_  1
-#define IPPROTO_TCP_   6
-#define IPPROTO_UDP_   17
-#define IPPROTO_ICMP6_ 58
-#define IPPROTO_SCTP_  132
 
 #define VLAN_PCP_MASK 0xe000u
 #define VLAN_NONE     0xffffu /* dl_vlan=0xffff: "no 802.1Q tag" (OFP10_VLAN_NONE) */
@@ -308,17 +301,17 @@ static const struct {
     uint16_t dl_type;
     uint8_t nw_proto;
 } rule_protos[] = {
-    {"ip", ETH_TYPE_IP, 0},
+    {"ip", ETH_TYPE_IPV4, 0},
     {"ipv6", ETH_TYPE_IPV6, 0},
     {"arp", ETH_TYPE_ARP, 0},
-    {"icmp", ETH_TYPE_IP, IPPROTO_ICMP_},
-    {"icmp6", ETH_TYPE_IPV6, IPPROTO_ICMP6_},
-    {"tcp", ETH_TYPE_IP, IPPROTO_TCP_},
-    {"udp", ETH_TYPE_IP, IPPROTO_UDP_},
-    {"sctp", ETH_TYPE_IP, IPPROTO_SCTP_},
-    {"tcp6", ETH_TYPE_IPV6, IPPROTO_TCP_},
-    {"udp6", ETH_TYPE_IPV6, IPPROTO_UDP_},
-    {"sctp6", ETH_TYPE_IPV6, IPPROTO_SCTP_},
+    {"icmp", ETH_TYPE_IPV4, IP_PROTO_ICMP},
+    {"icmp6", ETH_TYPE_IPV6, IP_PROTO_ICMPV6},
+    {"tcp", ETH_TYPE_IPV4, IP_PROTO_TCP},
+    {"udp", ETH_TYPE_IPV4, IP_PROTO_UDP},
+    {"sctp", ETH_TYPE_IPV4, IP_PROTO_SCTP},
+    {"tcp6", ETH_TYPE_IPV6, IP_PROTO_TCP},
+    {"udp6", ETH_TYPE_IPV6, IP_PROTO_UDP},
+    {"sctp6", ETH_TYPE_IPV6, IP_PROTO_SCTP},
 };
 
 #define N_RULE_PROTOS (sizeof rule_protos / sizeof rule_protos[0])
@@ -601,7 +594,7 @@ static bool rp_is_l4(const struct rule *r)
     if (r->mask.m.nw_proto != 0xff)
         return false;
     uint8_t pr = r->match.nw_proto;
-    return pr == IPPROTO_TCP_ || pr == IPPROTO_UDP_ || pr == IPPROTO_SCTP_;
+    return pr == IP_PROTO_TCP || pr == IP_PROTO_UDP || pr == IP_PROTO_SCTP;
 }
 
 static bool rp_dl_type_is(const struct rule *r, uint16_t t)
@@ -618,7 +611,7 @@ static bool rp_nw_proto_is(const struct rule *r, uint8_t pr)
 static int rp_prereqs(struct rule_parser *p)
 {
     const struct rule *r = p->r;
-    bool ip4 = rp_dl_type_is(r, ETH_TYPE_IP), ip6 = rp_dl_type_is(r, ETH_TYPE_IPV6);
+    bool ip4 = rp_dl_type_is(r, ETH_TYPE_IPV4), ip6 = rp_dl_type_is(r, ETH_TYPE_IPV6);
     bool arp = rp_dl_type_is(r, ETH_TYPE_ARP);
 
     if (p->vlan_none && p->slot_by[SLOT_DL_VLAN_PCP]) {
@@ -652,15 +645,15 @@ static int rp_prereqs(struct rule_parser *p)
                 need = "tcp, udp or sctp";
             break;
         case PRQ_TCP:
-            if ((!ip4 && !ip6) || !rp_nw_proto_is(r, IPPROTO_TCP_))
+            if ((!ip4 && !ip6) || !rp_nw_proto_is(r, IP_PROTO_TCP))
                 need = "tcp";
             break;
         case PRQ_ICMP4:
-            if (!ip4 || !rp_nw_proto_is(r, IPPROTO_ICMP_))
+            if (!ip4 || !rp_nw_proto_is(r, IP_PROTO_ICMP))
                 need = "icmp";
             break;
         case PRQ_ICMP6:
-            if (!ip6 || !rp_nw_proto_is(r, IPPROTO_ICMP6_))
+            if (!ip6 || !rp_nw_proto_is(r, IP_PROTO_ICMPV6))
                 need = "icmp6";
             break;
         }
@@ -759,7 +752,7 @@ static int rp_action(struct rule_parser *p, char *tok, struct action *a)
             a->u.u16 = (uint16_t)v;
         break;
     case AA_TPID:
-        if ((ok = parse_uint(arg, 0xffff, &v) && (v == 0x8100 || v == 0x88a8)))
+        if ((ok = parse_uint(arg, 0xffff, &v) && (v == ETH_TYPE_VLAN || v == ETH_TYPE_QINQ)))
             a->u.u16 = (uint16_t)v;
         break;
     case AA_VID:
@@ -780,7 +773,7 @@ static int rp_action(struct rule_parser *p, char *tok, struct action *a)
         return -1;
     }
 
-    bool ip4 = rp_dl_type_is(r, ETH_TYPE_IP), ip6 = rp_dl_type_is(r, ETH_TYPE_IPV6);
+    bool ip4 = rp_dl_type_is(r, ETH_TYPE_IPV4), ip6 = rp_dl_type_is(r, ETH_TYPE_IPV6);
     const char *need = NULL;
     switch (rule_actions[i].prereq) {
     case APR_NONE:

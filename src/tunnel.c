@@ -8,6 +8,7 @@
 
 #include "csum.h"
 #include "util.h"
+#include "proto.h"
 
 static inline void wr_be16(uint8_t *p, uint16_t v)
 {
@@ -114,7 +115,7 @@ int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
             return -1;
         t->vni = (uint32_t)v;
     }
-    unsigned long port = TNL_VXLAN_PORT, ttl = 64, tos = 0;
+    unsigned long port = VXLAN_UDP_PORT, ttl = 64, tos = 0;
     if (netdev_opt_uint(args, "dst-port", 1, 65535, &port, err, errlen) ||
         netdev_opt_uint(args, "ttl", 1, 255, &ttl, err, errlen) ||
         netdev_opt_uint(args, "tos", 0, 255, &tos, err, errlen))
@@ -149,75 +150,6 @@ uint16_t tnl_src_port(uint32_t inner_hash)
     return (uint16_t)(49152u + inner_hash % 16384u);
 }
 
-/* Sum of len bytes at 'data' as they would be summed if they started at an
- * odd offset of the checksummed region when 'odd' (bytes swap lanes). */
-static uint32_t sum_at(const void *data, size_t len, bool odd)
-{
-    uint32_t s = csum_partial(data, len, 0);
-    if (!odd)
-        return s;
-    uint16_t f = csum_fold_nocompl(s);
-    return (uint32_t)(uint16_t)((f << 8) | (f >> 8));
-}
-
-static uint32_t outer_pseudo(const struct pkt *p)
-{
-    const uint8_t *ip = p->data + p->l3_ofs;
-    uint32_t udp_len = p->l4_len;
-    if (p->l3 == PKT_L3_IPV4) {
-        uint32_t src, dst;
-        memcpy(&src, ip + 12, 4);
-        memcpy(&dst, ip + 16, 4);
-        return csum_pseudo_ipv4(src, dst, 17, (uint16_t)udp_len);
-    }
-    return csum_pseudo_ipv6(ip + 8, ip + 24, 17, udp_len);
-}
-
-/* The outer UDP checksum over everything: pseudo-header + UDP header (with
- * the field as 0) + payload. */
-uint16_t tnl_outer_udp_csum_full(const struct pkt *p)
-{
-    const uint8_t *udp = p->data + p->l4_ofs;
-    uint32_t s = outer_pseudo(p);
-    s = csum_add(s, csum_partial(udp, 6, 0));
-    s = csum_add(s, csum_partial(udp + 8, p->l4_len - 8u, 0));
-    return csum_udp_field(csum_fold(s));
-}
-
-/* With the inner L4 checksum complete, its segment sums to the complement
- * of its pseudo-header sum, so only the headers in front of it (and any
- * bytes after it, such as inner Ethernet padding) need summing. */
-uint16_t tnl_outer_udp_csum_short(const struct pkt *p)
-{
-    const uint8_t *base = p->data + p->l4_ofs;
-    uint32_t head = (uint32_t)(p->inner_l4_ofs - p->l4_ofs);
-    uint32_t seg_end = head + p->inner_l4_len;
-    uint32_t total = p->l4_len;
-    const uint8_t *iip = p->data + p->inner_l3_ofs;
-    uint32_t in_pseudo;
-    if (p->inner_l4_proto == 1) {
-        in_pseudo = 0; /* ICMPv4 has no pseudo-header */
-    } else if (p->inner_l3 == PKT_L3_IPV4) {
-        uint32_t src, dst;
-        memcpy(&src, iip + 12, 4);
-        memcpy(&dst, iip + 16, 4);
-        in_pseudo = csum_pseudo_ipv4(src, dst, p->inner_l4_proto, p->inner_l4_len);
-    } else {
-        in_pseudo = csum_pseudo_ipv6(iip + 8, iip + 24, p->inner_l4_proto, p->inner_l4_len);
-    }
-    uint16_t seg = (uint16_t)~csum_fold_nocompl(in_pseudo);
-    if (head & 1)
-        seg = (uint16_t)((seg << 8) | (seg >> 8));
-
-    uint32_t s = outer_pseudo(p);
-    s = csum_add(s, csum_partial(base, 6, 0));
-    s = csum_add(s, csum_partial(base + 8, head - 8, 0));
-    s = csum_add(s, seg);
-    if (seg_end < total)
-        s = csum_add(s, sum_at(base + seg_end, total - seg_end, seg_end & 1));
-    return csum_udp_field(csum_fold(s));
-}
-
 int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
              uint32_t inner_hash, bool *grew)
 {
@@ -245,11 +177,11 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
     /* Outer Ethernet. */
     memcpy(h, t->dst_mac, 6);
     memcpy(h + 6, t->src_mac, 6);
-    wr_be16(h + 12, t->ipv6 ? 0x86dd : 0x0800);
+    wr_be16(h + 12, t->ipv6 ? ETH_TYPE_IPV6 : ETH_TYPE_IPV4);
     uint8_t *ip = h + 14;
     unsigned iplen = t->ipv6 ? 40 : 20;
     uint8_t *udp = ip + iplen;
-    uint16_t udp_len = (uint16_t)(8 + TNL_VXLAN_HLEN + inner_len);
+    uint16_t udp_len = (uint16_t)(UDP_HLEN + VXLAN_HLEN + inner_len);
     if (t->ipv6) {
         uint32_t w = 0x60000000u | ((uint32_t)t->tos << 20);
         ip[0] = (uint8_t)(w >> 24);
@@ -257,7 +189,7 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
         ip[2] = (uint8_t)(w >> 8);
         ip[3] = (uint8_t)w;
         wr_be16(ip + 4, udp_len);
-        ip[6] = 17;
+        ip[6] = IP_PROTO_UDP;
         ip[7] = t->ttl;
         memcpy(ip + 8, t->local_ip, 16);
         memcpy(ip + 24, t->remote_ip, 16);
@@ -268,7 +200,7 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
         wr_be16(ip + 4, 0);
         wr_be16(ip + 6, t->df ? 0x4000 : 0);
         ip[8] = t->ttl;
-        ip[9] = 17;
+        ip[9] = IP_PROTO_UDP;
         pkt_st16(ip + 10, 0);
         memcpy(ip + 12, t->local_ip, 4);
         memcpy(ip + 16, t->remote_ip, 4);
@@ -289,7 +221,7 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
     pkt->l3_ofs = 14;
     pkt->l4_ofs = (uint16_t)(14 + iplen);
     pkt->l4_len = udp_len;
-    pkt->l4_proto = 17;
+    pkt->l4_proto = IP_PROTO_UDP;
     pkt->payload_ofs = (uint16_t)(pkt->l4_ofs + 8);
     pkt->n_vlan = 0;
     pkt->flags = (uint16_t)((pkt->flags & ~(PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VNET_CSUM)) |
@@ -308,7 +240,7 @@ static bool ip_eq(const struct tnl_cfg *t, const uint8_t *a, const uint8_t *cfg_
 enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsigned n,
                             unsigned *which, struct flow_key *key, struct csum_stats *st)
 {
-    if (!(pkt->flags & PKT_F_PARSED) || pkt->l4_proto != 17 ||
+    if (!(pkt->flags & PKT_F_PARSED) || pkt->l4_proto != IP_PROTO_UDP ||
         (pkt->l3 != PKT_L3_IPV4 && pkt->l3 != PKT_L3_IPV6) || pkt->l4_ofs == PKT_OFS_NONE ||
         (pkt->flags & PKT_F_FRAG))
         return TNL_POP_NOT_TUNNEL;
@@ -334,7 +266,7 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     uint16_t udp_len = rd_be16(udp + 4);
     if (udp_len != pkt->l4_len)
         return TNL_POP_UDP_LEN;
-    if (udp_len < 8 + TNL_VXLAN_HLEN)
+    if (udp_len < UDP_HLEN + VXLAN_HLEN)
         return TNL_POP_TRUNC;
     if ((uint32_t)pkt->l4_ofs + udp_len > pkt->len)
         return TNL_POP_TRUNC;
@@ -342,7 +274,7 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     /* Flags exactly "I", reserved fields zero (as OVS checks them). */
     if (vx[0] != 0x08 || vx[1] || vx[2] || vx[3] || vx[7])
         return TNL_POP_BAD_VXLAN;
-    if (udp_len < 8 + TNL_VXLAN_HLEN + 14)
+    if (udp_len < UDP_HLEN + VXLAN_HLEN + 14)
         return TNL_POP_NOT_ETHERNET;
     uint32_t vni = (uint32_t)vx[4] << 16 | (uint32_t)vx[5] << 8 | vx[6];
 
@@ -380,7 +312,7 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
         if (s == CSUM_UNKNOWN) {
             if (st)
                 st->sw_verified++;
-            uint32_t sum = csum_add(outer_pseudo(pkt), csum_partial(udp, udp_len, 0));
+            uint32_t sum = csum_add(pkt_outer_udp_pseudo(pkt), csum_partial(udp, udp_len, 0));
             if (csum_fold(sum) != 0) {
                 if (st)
                     st->sw_verify_failed++;
@@ -407,8 +339,8 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
 
     /* Strip: the inner frame is what the VXLAN payload holds (anything after
      * the UDP length, such as outer Ethernet padding, goes too). */
-    uint32_t off = (uint32_t)pkt->l4_ofs + 8 + TNL_VXLAN_HLEN;
-    uint32_t inner_len = udp_len - 8u - TNL_VXLAN_HLEN;
+    uint32_t off = (uint32_t)pkt->l4_ofs + UDP_HLEN + VXLAN_HLEN;
+    uint32_t inner_len = udp_len - UDP_HLEN - VXLAN_HLEN;
     pkt_pull(pkt, off);
     pkt->len = inner_len;
     uint16_t keep = pkt->flags & (uint16_t)~(PKT_F_PARSED | PKT_F_FRAG | PKT_F_FRAG_LATER |

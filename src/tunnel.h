@@ -26,11 +26,10 @@
 #include "netdev.h"
 #include "offload.h"
 #include "packet.h"
+#include "proto.h"
 
-#define TNL_VXLAN_PORT 4789
-#define TNL_VXLAN_HLEN 8
-#define TNL_HLEN_V4 (14 + 20 + 8 + TNL_VXLAN_HLEN) /* 50 */
-#define TNL_HLEN_V6 (14 + 40 + 8 + TNL_VXLAN_HLEN) /* 70 */
+#define TNL_HLEN_V4 (ETH_HLEN + IPV4_HLEN + UDP_HLEN + VXLAN_HLEN) /* 50 */
+#define TNL_HLEN_V6 (ETH_HLEN + IPV6_HLEN + UDP_HLEN + VXLAN_HLEN) /* 70 */
 
 /* One tunnel port's configuration. Addresses in network order; IPv4 ones
  * in the first 4 bytes. */
@@ -99,11 +98,5 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
 enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsigned n,
                             unsigned *which, struct flow_key *key, struct csum_stats *st);
 
-/* The outer UDP checksum of an encapsulated packet whose inner L4 checksum
- * is complete (the inner payload then cancels out: only headers are
- * summed), or of any packet by summing everything (tnl_outer_udp_csum_full).
- * Both return the value for the field (a computed 0 as 0xFFFF). */
-uint16_t tnl_outer_udp_csum_short(const struct pkt *pkt);
-uint16_t tnl_outer_udp_csum_full(const struct pkt *pkt);
 
 #endif

@@ -24,6 +24,7 @@
 
 #include "offload.h"
 #include "packet.h"
+#include "proto.h"
 
 #define DPDKDEV_DEVARGS_MAX 1024
 #define DPDKDEV_DEF_DESC 1024
@@ -743,9 +744,9 @@ static bool dpdkdev_tx_offload(const struct dpdkdev_port *dp, struct pkt *p,
         f |= RTE_MBUF_F_TX_IPV6;
     }
     if (l4) {
-        if (p->l4_proto == 6)
+        if (p->l4_proto == IP_PROTO_TCP)
             f |= RTE_MBUF_F_TX_TCP_CKSUM;
-        else if (p->l4_proto == 17)
+        else if (p->l4_proto == IP_PROTO_UDP)
             f |= RTE_MBUF_F_TX_UDP_CKSUM;
     }
     m->l2_len = p->l3_ofs;
@@ -769,7 +770,7 @@ static bool dpdkdev_can_offload(const struct dpdkdev_port *dp, const struct pkt 
         if (p->csum[CSUM_L_OUTER_IP] == CSUM_PARTIAL)
             return false;
         return (p->flags & PKT_F_PARSED) &&
-               (p->l4_proto == 6 || p->l4_proto == 17);
+               (p->l4_proto == IP_PROTO_TCP || p->l4_proto == IP_PROTO_UDP);
     }
     if (p->csum[CSUM_L_OUTER_IP] == CSUM_PARTIAL &&
         !(dp->tx_ol & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM))
@@ -777,7 +778,7 @@ static bool dpdkdev_can_offload(const struct dpdkdev_port *dp, const struct pkt 
     if (p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL &&
         !(dp->tx_ol & (RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)))
         return false;
-    return (p->flags & PKT_F_PARSED) && (p->l4_proto == 6 || p->l4_proto == 17 ||
+    return (p->flags & PKT_F_PARSED) && (p->l4_proto == IP_PROTO_TCP || p->l4_proto == IP_PROTO_UDP ||
                                          p->csum[CSUM_L_OUTER_L4] != CSUM_PARTIAL);
 }
 

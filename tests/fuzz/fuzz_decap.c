@@ -53,7 +53,7 @@ static void tunnels_init(struct tnl_cfg t[2])
     memcpy(t[0].local_ip, "\xc0\x00\x02\x01", 4);
     memcpy(t[0].remote_ip, "\xc0\x00\x02\x02", 4);
     t[0].vni = 42;
-    t[0].dst_port = TNL_VXLAN_PORT;
+    t[0].dst_port = VXLAN_UDP_PORT;
     t[0].ttl = 64;
     t[0].df = true;
     memcpy(t[0].src_mac, "\x02\x00\x00\x00\x00\x01", 6);
@@ -100,7 +100,7 @@ static void check_popped(const struct tnl_cfg *tn, unsigned which, const struct 
     CHECK(be16(udp + 2) == t->dst_port);
     uint16_t ulen = be16(udp + 4);
     CHECK(ulen == before->l4_len);
-    CHECK(ulen >= 8 + TNL_VXLAN_HLEN + 14);
+    CHECK(ulen >= 8 + VXLAN_HLEN + 14);
     CHECK(udp[8] & 0x08);
     uint32_t vni = (uint32_t)udp[12] << 16 | (uint32_t)udp[13] << 8 | udp[14];
     CHECK(k->tun_id == vni);

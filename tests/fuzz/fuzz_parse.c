@@ -105,7 +105,7 @@ static void check(const struct pkt *p, const struct flow_key *k, enum parse_resu
     CHECK((k->nw_frag & ~(FLOW_FRAG_ANY | FLOW_FRAG_LATER)) == 0);
     if (p->flags & PKT_F_VXLAN) {
         CHECK(p->flags & PKT_F_L4);
-        CHECK(p->l4_proto == 17 && k->tp_dst == PARSE_VXLAN_PORT);
+        CHECK(p->l4_proto == 17 && k->tp_dst == VXLAN_UDP_PORT);
         CHECK(!(p->flags & PKT_F_FRAG));
         CHECK((uint32_t)p->payload_ofs + 8 <= (uint32_t)p->l4_ofs + p->l4_len);
     }

@@ -278,7 +278,7 @@ static void check_invariants(const struct pkt *p, const struct flow_key *k,
     if (p->flags & PKT_F_VXLAN) {
         assert_true(p->flags & PKT_F_L4);
         assert_int_equal(p->l4_proto, 17);
-        assert_int_equal(k->tp_dst, PARSE_VXLAN_PORT);
+        assert_int_equal(k->tp_dst, VXLAN_UDP_PORT);
         assert_false(p->flags & PKT_F_FRAG);
         assert_true((uint32_t)p->payload_ofs + 8 <= (uint32_t)p->l4_ofs + p->l4_len);
     }
@@ -1424,7 +1424,7 @@ static void test_vxlan(void **state)
     (void)state;
     for (int v6 = 0; v6 <= 1; v6++) {
         struct fb f = {.n = 0};
-        build_vxlan(&f, v6, PARSE_VXLAN_PORT, 54);
+        build_vxlan(&f, v6, VXLAN_UDP_PORT, 54);
         struct res r = parse_fb(&f);
         assert_int_equal(r.r, PARSE_OK);
         struct flow_key e = key_l2(v6 ? 0x86dd : 0x0800);
@@ -1433,7 +1433,7 @@ static void test_vxlan(void **state)
         else
             key_ipv4(&e, 17);
         e.tp_src = 49152;
-        e.tp_dst = PARSE_VXLAN_PORT;
+        e.tp_dst = VXLAN_UDP_PORT;
         assert_key(&r.k, &e); /* outer headers only */
         unsigned l4 = v6 ? 54 : 34;
         assert_ofs(&r, 14, l4, 62, l4 + 8);
@@ -1446,26 +1446,26 @@ static void test_vxlan_short(void **state)
     (void)state;
     for (size_t n = 0; n <= 9; n++) {
         struct fb f = {.n = 0};
-        build_vxlan(&f, false, PARSE_VXLAN_PORT, n);
+        build_vxlan(&f, false, VXLAN_UDP_PORT, n);
         struct res r = parse_fb(&f);
         assert_int_equal(r.r, PARSE_OK);
-        assert_int_equal(r.k.tp_dst, PARSE_VXLAN_PORT);
+        assert_int_equal(r.k.tp_dst, VXLAN_UDP_PORT);
         uint16_t want = F_P | PKT_F_L4 | (n >= 8 ? PKT_F_VXLAN : 0);
         assert_int_equal(r.m.flags, want);
         assert_ofs(&r, 14, 34, 8 + n, 42);
     }
     /* The UDP length decides, not the bytes after it. */
     struct fb f = {.n = 0};
-    build_vxlan(&f, false, PARSE_VXLAN_PORT, 12);
+    build_vxlan(&f, false, VXLAN_UDP_PORT, 12);
     fb_set16(&f, 34 + 4, 8 + 7);
     assert_int_equal(parse_fb(&f).m.flags, F_P | PKT_F_L4);
     /* Port 4789 as the source only: plain UDP. */
     struct fb g = {.n = 0};
     build_vxlan(&g, false, 4790, 20);
-    fb_set16(&g, 34, PARSE_VXLAN_PORT);
+    fb_set16(&g, 34, VXLAN_UDP_PORT);
     struct res r = parse_fb(&g);
     assert_int_equal(r.m.flags, F_P | PKT_F_L4);
-    assert_int_equal(r.k.tp_src, PARSE_VXLAN_PORT);
+    assert_int_equal(r.k.tp_src, VXLAN_UDP_PORT);
 }
 
 /* ---- truncation at every length, padding ----------------------------------- */
@@ -1604,7 +1604,7 @@ static struct ref ref_vxlan(void)
 {
     struct ref r = {.name = "eth/ipv4/udp/vxlan/eth/ipv4/udp", .l3 = PKT_L3_IPV4,
                     .l3_ofs = 14, .l3_hlen = 20};
-    build_vxlan(&r.f, false, PARSE_VXLAN_PORT, 60);
+    build_vxlan(&r.f, false, VXLAN_UDP_PORT, 60);
     r.l3_end = r.f.n;
     return r;
 }
@@ -1613,7 +1613,7 @@ static struct ref ref_vxlan6(void)
 {
     struct ref r = {.name = "eth/ipv6/udp/vxlan/eth/ipv4/udp", .l3 = PKT_L3_IPV6,
                     .l3_ofs = 14, .l3_hlen = 40};
-    build_vxlan(&r.f, true, PARSE_VXLAN_PORT, 60);
+    build_vxlan(&r.f, true, VXLAN_UDP_PORT, 60);
     r.l3_end = r.f.n;
     return r;
 }

@@ -238,7 +238,7 @@ static struct tnl_cfg cfg4(uint32_t vni, bool csum)
     memcpy(t.local_ip, "\xc0\x00\x02\x01", 4);
     memcpy(t.remote_ip, "\xc0\x00\x02\x02", 4);
     t.vni = vni;
-    t.dst_port = TNL_VXLAN_PORT;
+    t.dst_port = VXLAN_UDP_PORT;
     t.csum = csum;
     t.ttl = 64;
     t.df = true;
@@ -674,8 +674,8 @@ static void test_shortcut_equals_full(void **state)
                               : cfg4(rng_next(&r) & 0xffffff, true);
         assert_int_equal(tnl_push(p, &t, t.vni, rng_next(&r), NULL), 0);
         assert_int_equal(pkt_send_prepare(p, 0, NULL), CSUM_PREP_OK); /* outer IPv4 header */
-        uint16_t full = tnl_outer_udp_csum_full(p);
-        uint16_t shortcut = tnl_outer_udp_csum_short(p);
+        uint16_t full = pkt_outer_udp_csum_full(p);
+        uint16_t shortcut = pkt_outer_udp_csum_short(p);
         assert_int_equal(shortcut, full);
         assert_int_not_equal(full, 0);
         size_t u = udp_ofs(&t);
@@ -706,8 +706,8 @@ static void test_shortcut_differs_when_incomplete(void **state)
         p16(field, nw);
         struct tnl_cfg t = cfg4(5, true);
         assert_int_equal(tnl_push(p, &t, 5, 1, NULL), 0);
-        uint16_t full = tnl_outer_udp_csum_full(p);
-        assert_int_not_equal(tnl_outer_udp_csum_short(p), full);
+        uint16_t full = pkt_outer_udp_csum_full(p);
+        assert_int_not_equal(pkt_outer_udp_csum_short(p), full);
         memcpy(p->data + 40, &full, 2);
         assert_true(ref_l4_ok(p->data, 14, 34, 17, g16(p->data + 38)));
         pkt_free(p);
@@ -732,7 +732,7 @@ static void test_outer_csum_no_cancel(void **state)
         assert_int_equal(pkt_send_prepare(p, 0, NULL), CSUM_PREP_OK);
         assert_true(ref_ipv4_ok(p->data, 14));
         assert_true(ref_l4_ok(p->data, 14, 34, 17, g16(p->data + 38)));
-        uint16_t full = tnl_outer_udp_csum_full(p);
+        uint16_t full = pkt_outer_udp_csum_full(p);
         assert_memory_equal(p->data + 40, &full, 2);
         pkt_free(p);
     }
