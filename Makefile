@@ -1,7 +1,7 @@
 # flowswitch: userspace packet datapath.
 #
 #   make            build ./build/<cc>/flowswitch (and ./flowswitch link)
-#   make check      unit + replay tests, ends with "N passed, N failed"
+#   make check      unit, replay, CLI, layering (and DPDK) tests
 #   make demo       replay the shipped testdata through demo/demo.ini
 #   make valgrind   unit + replay tests under memcheck
 #   make coverage   lcov HTML report + gcovr summary of src/ and backends/
@@ -10,6 +10,11 @@
 #   make bench      benchmarks (never part of check)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make clean
+#
+# Layers (docs/architecture.md): src/ the datapath core, sim/ the replay and
+# simulation engine, app/ the flowswitch command, backends/ the devices.
+# Each layer is compiled with only the include paths it may use, so an
+# include against the layering fails to compile.
 
 ifeq ($(origin CC),default)
 CC := gcc
@@ -21,6 +26,23 @@ DESTDIR ?=
 FUZZ_TIME ?= 60
 COVERAGE_MIN ?= 0
 
+# Missing Debian packages are installed (as root) or named before anything
+# is compiled: this runs while make reads this file, so no compile of a
+# parallel build can start first. The set follows the goals.
+DEPS_SET := build
+ifneq ($(filter check unit replay valgrind coverage asan fuzz fuzz-run check-dpdk,$(MAKECMDGOALS)),)
+DEPS_SET := test
+endif
+ifneq ($(filter bench bench-build,$(MAKECMDGOALS)),)
+DEPS_SET := all
+endif
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+DEPS_STATUS := $(shell scripts/install-deps --check $(DEPS_SET) >&2; echo $$?)
+ifneq ($(DEPS_STATUS),0)
+$(error missing Debian packages (see above))
+endif
+endif
+
 VERSION := 0.1.0
 WARN := -Wall -Wextra -Werror
 CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -29,9 +51,9 @@ DEBUG_FLAGS := $(if $(filter clang%,$(CCNAME)),-gdwarf-4,-g)
 OPT ?= -O2 $(DEBUG_FLAGS)
 CFLAGS ?=
 EXTRA_CFLAGS ?=
-ALL_CFLAGS = $(CSTD) $(OPT) $(WARN) -I. -Isrc -DFS_VERSION='"$(VERSION)"' \
-             $(DPDK_DEF) $(CFLAGS) $(EXTRA_CFLAGS)
-LDLIBS_CORE := -lm
+BASE_CFLAGS = $(CSTD) $(OPT) $(WARN) -DFS_VERSION='"$(VERSION)"' $(DPDK_DEF) $(CFLAGS) \
+              $(EXTRA_CFLAGS)
+LDLIBS_CORE := -lm -lpthread
 LDLIBS_IO := -lpcap -linih
 LDFLAGS ?=
 
@@ -46,15 +68,12 @@ DPDK_LIBS := $(shell pkg-config --libs libdpdk)
 # tests/dpdk) are not in libdpdk's list.
 DPDK_LIBS += -lrte_net_vhost -lrte_net_ring
 # The flowswitch binary links DPDK's static archives when libdpdk-dev ships
-# them (DPDK_LINK=static, the default; OVS links DPDK statically too): calls
-# into EAL, mempool and the PMDs go without the PLT, and the per-lcore
-# variables that every mbuf alloc/free reads (the mempool cache) are one %fs
-# load instead of a __tls_get_addr call (net_null forwarding: 219 -> 206
-# instructions per packet). Every Debian PMD is linked in, so EAL loads no
-# plugin. The system libraries stay shared; libpcap's static dependency list
-# names libsystemd (through dbus), which a shared libpcap does not need.
-# DPDK_LINK=shared links DPDK's shared libraries (EAL then loads the PMDs from
-# Debian's plugin directory), as the test and bench programs always do.
+# them (DPDK_LINK=static, the default, as OVS links DPDK): no PLT, and the
+# per-lcore variables every mbuf alloc/free reads are one %fs load instead of
+# a __tls_get_addr call. Every Debian PMD is linked in, so EAL loads no
+# plugin. libpcap's static dependency list names libsystemd (through dbus),
+# which the shared libpcap it links does not need. DPDK_LINK=shared links
+# DPDK's shared libraries, as the test and bench programs always do.
 DPDK_LINK ?= $(if $(wildcard $(shell pkg-config --variable=libdir libdpdk)/librte_eal.a),static,shared)
 ifeq ($(DPDK_LINK),static)
 DPDK_BIN_LIBS := $(filter-out -lsystemd,$(shell pkg-config --static --libs libdpdk))
@@ -63,76 +82,107 @@ DPDK_BIN_LIBS := $(DPDK_LIBS)
 else
 $(error DPDK_LINK must be static or shared, not '$(DPDK_LINK)')
 endif
-ifneq ($(DPDK_SRC),)
 DPDK_DEF := -DHAVE_DPDK
 endif
+
+# Include paths of each layer: dependencies point down.
+CORE_INC := -Isrc
+SIM_INC := -Isrc -Isim
+APP_INC := -I. -Isrc -Isim -Iapp
+PROVIDER_DIR := $(BUILD)/provider
+BACKEND_INC := -I$(PROVIDER_DIR)
+TEST_INC := -I. -Isrc -Isim -Iapp
+# What a backend may include: the provider contract and what it includes.
+PROVIDER_HDRS := netdev-provider.h netdev.h netdev-caps.h packet.h offload.h proto.h util.h
+
+# Every object depends on a stamp of the flags it was built with: a change
+# of flags, compiler or DPDK detection rebuilds what it affects.
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_TEXT := $(CC) $(BASE_CFLAGS) $(DPDK_CFLAGS) $(LDFLAGS) $(DPDK_LINK) $(HAVE_DPDK)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_TEXT)' ] || \
+    printf '%s\n' '$(FLAGS_TEXT)' > $(FLAGS_STAMP); })
 endif
 
-CORE_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
+CORE_SRC := $(wildcard src/*.c)
+SIM_SRC := $(wildcard sim/*.c)
+APP_SRC := $(filter-out app/main.c,$(wildcard app/*.c))
 BACKEND_SRC := $(wildcard backends/dummy/*.c backends/pcap/*.c)
-ifeq ($(DPDK_DEF),-DHAVE_DPDK)
+ifeq ($(HAVE_DPDK),yes)
 BACKEND_SRC += $(DPDK_SRC)
 endif
-LIB_SRC := $(CORE_SRC) $(BACKEND_SRC)
+LIB_SRC := $(CORE_SRC) $(SIM_SRC) $(APP_SRC) $(BACKEND_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libflowswitch.a
 BIN := $(BUILD)/flowswitch
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-TEST_HELPER_SRC := $(wildcard tests/unit/helpers/*.c)
-TEST_HELPER_OBJ := $(TEST_HELPER_SRC:%.c=$(BUILD)/%.o)
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: all deps check unit unit-build replay demo valgrind coverage asan fuzz \
+.PHONY: all check unit unit-build replay demo valgrind coverage asan fuzz \
         fuzz-run bench bench-build install clean dpdk-status
 
 # ./flowswitch points at the default (gcc) build only.
 TOP_LINK := $(if $(filter build/gcc,$(BUILD)),flowswitch)
 
-all: deps dpdk-status $(BIN) $(TOP_LINK)
-
-deps:
-	@scripts/install-deps --check build
+all: dpdk-status $(BIN) $(TOP_LINK)
 
 dpdk-status:
 ifeq ($(HAVE_DPDK),yes)
-ifneq ($(DPDK_SRC),)
 	@echo "DPDK: libdpdk $(DPDK_VERSION) found, DPDK backend compiled in (flowswitch links DPDK $(DPDK_LINK))"
 else
-	@echo "DPDK: libdpdk $(DPDK_VERSION) found; backends/dpdk has no sources yet, not compiled"
-endif
-else
-	@echo "DPDK: libdpdk not found (apt-get install libdpdk-dev), DPDK backend not compiled"
+	@echo "DPDK: libdpdk not found (scripts/install-deps all installs it), DPDK backend not compiled"
 endif
 
-$(BUILD)/%.o: %.c
+$(FLAGS_STAMP): ;
+
+$(PROVIDER_DIR)/%.h: src/%.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(if $(filter backends/dpdk/%,$<),$(DPDK_CFLAGS)) -MMD -MP -c $< -o $@
+	@ln -sf $(CURDIR)/$< $@
+
+PROVIDER_LINKS := $(PROVIDER_HDRS:%=$(PROVIDER_DIR)/%)
+
+$(BUILD)/src/%.o: src/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CORE_INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/sim/%.o: sim/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SIM_INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/app/%.o: app/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(APP_INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/backends/%.o: backends/%.c $(FLAGS_STAMP) | $(PROVIDER_LINKS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(BACKEND_INC) $(if $(filter backends/dpdk/%,$<),$(DPDK_CFLAGS)) \
+	    -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/src/main.o $(LIB)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_IO) $(LDLIBS_CORE) $(if $(DPDK_DEF),$(DPDK_BIN_LIBS))
+$(BIN): $(BUILD)/app/main.o $(LIB)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_IO) $(LDLIBS_CORE) \
+	    $(if $(DPDK_DEF),$(DPDK_BIN_LIBS))
 
 flowswitch: $(BIN)
 	@ln -sf $(BIN) flowswitch
 
-$(BUILD)/tests/%: tests/unit/%.c $(TEST_HELPER_OBJ) $(LIB)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -MMD -MP -o $@ $< $(TEST_HELPER_OBJ) $(LIB) \
+	$(CC) $(BASE_CFLAGS) $(TEST_INC) -Itests/unit $(LDFLAGS) -MMD -MP -o $@ $< $(LIB) \
 	    -lcmocka $(LDLIBS_IO) $(LDLIBS_CORE) $(if $(DPDK_DEF),$(DPDK_LIBS))
 
-unit-build: deps $(UNIT_BIN)
+unit-build: $(UNIT_BIN)
 
-# With the DPDK backend compiled in, check also runs tests/dpdk (DPDK_TESTS=1).
+# With the DPDK backend compiled in, check also runs tests/dpdk.
 DPDK_TESTS := $(if $(DPDK_DEF),--dpdk)
 
 check: all
-	@scripts/install-deps --check test
 	@$(MAKE) --no-print-directory unit-build dpdk-tests-build
 	@tests/run-tests --build $(BUILD) --bin $(BIN) $(DPDK_TESTS)
 
@@ -146,12 +196,10 @@ demo: all
 	@./$(BIN) replay --out-dir $(BUILD)/demo demo/demo.ini
 
 valgrind: all
-	@scripts/install-deps --check test
 	@$(MAKE) --no-print-directory unit-build
 	@tests/run-tests --build $(BUILD) --bin $(BIN) --valgrind
 
 coverage:
-	@scripts/install-deps --check test
 	@rm -rf build/coverage
 	@$(MAKE) --no-print-directory BUILD=build/coverage OPT="-O0 -g --coverage" \
 	    LDFLAGS="--coverage" all unit-build dpdk-tests-build
@@ -159,13 +207,14 @@ coverage:
 	@mkdir -p build/coverage/html
 	@lcov --quiet --capture --directory build/coverage --output-file build/coverage/lcov.info \
 	    --rc lcov_branch_coverage=0 >/dev/null
-	@lcov --quiet --extract build/coverage/lcov.info "$(CURDIR)/src/*" "$(CURDIR)/backends/*" \
+	@lcov --quiet --extract build/coverage/lcov.info "$(CURDIR)/src/*" "$(CURDIR)/sim/*" \
+	    "$(CURDIR)/app/*" "$(CURDIR)/backends/*" \
 	    --output-file build/coverage/lcov.info >/dev/null
 	@genhtml --quiet build/coverage/lcov.info --output-directory build/coverage/html >/dev/null
 	@echo "coverage: HTML report in build/coverage/html/index.html"
-	@echo "coverage of src/ and backends/:"
-	@gcovr --root . --filter src/ --filter backends/ --print-summary \
-	    -o build/coverage/gcovr-src-backends.txt build/coverage
+	@echo "coverage of src/, sim/, app/ and backends/:"
+	@gcovr --root . --filter src/ --filter sim/ --filter app/ --filter backends/ \
+	    --print-summary -o build/coverage/gcovr-all.txt build/coverage
 	@echo "coverage of src/ (CI requires $(COVERAGE_MIN)% of lines or more):"
 	@gcovr --root . --filter src/ --print-summary --fail-under-line $(COVERAGE_MIN) \
 	    -o build/coverage/gcovr-src.txt build/coverage
@@ -177,12 +226,13 @@ asan:
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    tests/run-tests --build build/asan --bin build/asan/flowswitch
 
-FUZZ_CFLAGS := $(CSTD) -O1 -g $(WARN) -I. -Isrc -DFS_VERSION='"$(VERSION)"' -fsanitize=fuzzer,address,undefined
+FUZZ_CFLAGS := $(CSTD) -O1 -g $(WARN) $(TEST_INC) -DFS_VERSION='"$(VERSION)"' \
+               -fsanitize=fuzzer,address,undefined
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
 build/fuzz/%: tests/fuzz/%.c $(CORE_SRC) $(wildcard src/*.h)
 	@mkdir -p build/fuzz
-	clang $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_IO) -lm
+	clang $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_IO) $(LDLIBS_CORE)
 
 fuzz: $(FUZZ_BIN)
 
@@ -204,11 +254,11 @@ DPDK_TEST_BIN := $(DPDK_TEST_SRC:tests/dpdk/%.c=$(BUILD)/tests-dpdk/%)
 
 $(BUILD)/tests-dpdk/%: tests/dpdk/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DPDK_CFLAGS) -Itests/dpdk $(LDFLAGS) -MMD -MP -o $@ $< $(LIB) \
-	    -lcmocka $(LDLIBS_IO) $(LDLIBS_CORE) $(DPDK_LIBS)
+	$(CC) $(BASE_CFLAGS) $(TEST_INC) $(DPDK_CFLAGS) -Itests/dpdk $(LDFLAGS) -MMD -MP -o $@ $< \
+	    $(LIB) -lcmocka $(LDLIBS_IO) $(LDLIBS_CORE) $(DPDK_LIBS)
 
 .PHONY: dpdk-tests-build check-dpdk
-ifeq ($(DPDK_DEF),-DHAVE_DPDK)
+ifeq ($(HAVE_DPDK),yes)
 dpdk-tests-build: $(DPDK_TEST_BIN)
 check-dpdk: all dpdk-tests-build
 	@tests/dpdk/run --build $(BUILD) --bin $(BIN)
@@ -232,12 +282,13 @@ endif
 
 $(BUILD)/bench/bench_csum: bench/bench_csum.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(BENCH_DPDK_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_IO) $(LDLIBS_CORE) \
-	    $(BENCH_DPDK_LIBS)
+	$(CC) $(BASE_CFLAGS) $(TEST_INC) $(BENCH_DPDK_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_IO) \
+	    $(LDLIBS_CORE) $(BENCH_DPDK_LIBS)
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_IO) $(LDLIBS_CORE) $(if $(DPDK_DEF),$(DPDK_LIBS))
+	$(CC) $(BASE_CFLAGS) $(TEST_INC) -o $@ $< $(LIB) $(LDLIBS_IO) $(LDLIBS_CORE) \
+	    $(if $(DPDK_DEF),$(DPDK_LIBS))
 
 bench-build: all $(BENCH_BIN)
 	@$(MAKE) --no-print-directory BUILD=$(BENCH_OFF) EXTRA_CFLAGS=-DFS_CSUM_OFF \
@@ -254,4 +305,4 @@ install: all
 clean:
 	rm -rf build flowswitch
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/src/main.d $(UNIT_BIN:=.d) $(DPDK_TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(BUILD)/app/main.d $(UNIT_BIN:=.d) $(DPDK_TEST_BIN:=.d)

@@ -295,15 +295,15 @@ static struct result measure(struct bench *b, const struct fcache_cfg *cfg,
     fcache_get_stats(fc, &s1);
     fcache_destroy(fc);
     struct result r;
-    double n = (double)(s1.lookups - s0.lookups);
+    double n = (double)(s1.n[FCACHE_STAT_LOOKUPS] - s0.n[FCACHE_STAT_LOOKUPS]);
     r.mpps = (double)win / ((double)best / 1e3);
-    r.emc = (double)(s1.emc_hits - s0.emc_hits) / n;
-    r.smc = (double)(s1.smc_hits - s0.smc_hits) / n;
-    r.mf = (double)(s1.megaflow_hits - s0.megaflow_hits) / n;
-    r.upcall = (double)(s1.upcalls - s0.upcalls) / n;
-    uint64_t mh = s1.megaflow_hits - s0.megaflow_hits;
+    r.emc = (double)(s1.n[FCACHE_STAT_EMC_HITS] - s0.n[FCACHE_STAT_EMC_HITS]) / n;
+    r.smc = (double)(s1.n[FCACHE_STAT_SMC_HITS] - s0.n[FCACHE_STAT_SMC_HITS]) / n;
+    r.mf = (double)(s1.n[FCACHE_STAT_MEGAFLOW_HITS] - s0.n[FCACHE_STAT_MEGAFLOW_HITS]) / n;
+    r.upcall = (double)(s1.n[FCACHE_STAT_UPCALLS] - s0.n[FCACHE_STAT_UPCALLS]) / n;
+    uint64_t mh = s1.n[FCACHE_STAT_MEGAFLOW_HITS] - s0.n[FCACHE_STAT_MEGAFLOW_HITS];
     r.subtables_per_hit =
-        mh ? (double)(s1.subtable_lookups - s0.subtable_lookups) / (double)mh : 0;
+        mh ? (double)(s1.n[FCACHE_STAT_SUBTABLE_LOOKUPS] - s0.n[FCACHE_STAT_SUBTABLE_LOOKUPS]) / (double)mh : 0;
     return r;
 }
 
@@ -330,7 +330,7 @@ static double emc_miss_ratio(struct bench *b, unsigned ways, uint32_t entries, u
     fcache_get_stats(fc, &s1);
     fcache_destroy(fc);
     rule_table_destroy(t);
-    return 1.0 - (double)(s1.emc_hits - s0.emc_hits) / (double)(s1.lookups - s0.lookups);
+    return 1.0 - (double)(s1.n[FCACHE_STAT_EMC_HITS] - s0.n[FCACHE_STAT_EMC_HITS]) / (double)(s1.n[FCACHE_STAT_LOOKUPS] - s0.n[FCACHE_STAT_LOOKUPS]);
 }
 
 /* --ipp-run N: N packets of 1 flow (EMC+SMC defaults, 1 subtable), for
@@ -352,8 +352,8 @@ static int ipp_run(uint64_t n)
     fcache_destroy(fc);
     rule_table_destroy(t);
     free(b.seq);
-    printf("emc_hits %llu of %llu\n", (unsigned long long)s.emc_hits,
-           (unsigned long long)s.lookups);
+    printf("emc_hits %llu of %llu\n", (unsigned long long)s.n[FCACHE_STAT_EMC_HITS],
+           (unsigned long long)s.n[FCACHE_STAT_LOOKUPS]);
     return 0;
 }
 

@@ -187,14 +187,17 @@ int main(int argc, char **argv)
     struct dp *dp;
     char err[512];
     if (config_load(path, &cfg, err, sizeof err) ||
-        dp_create(&cfg, dir, &dp, err, sizeof err)) {
+        config_dp_create(&cfg, dir, &dp, err, sizeof err)) {
         fprintf(stderr, "bench_fwd: %s\n", err);
         return 1;
     }
     unlink(path);
     rmdir(dir);
     struct dp_pmd *pmd = dp_pmd_create(dp);
-    struct netdev *in = dp->ports[0].dev, *out = dp->ports[1].dev;
+    struct dp_port_info pin, pout;
+    dp_port_get(dp, 0, &pin);
+    dp_port_get(dp, 1, &pout);
+    struct netdev *in = pin.dev, *out = pout.dev;
 
     struct pkt *pool[BF_POOL];
     unsigned n_pool = 0, next_flow = 0;

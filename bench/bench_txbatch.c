@@ -45,9 +45,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
+#include "util.h"
 #include "drop.h"
-#include "netdev.h"
+#include "netdev-provider.h"
 #include "packet.h"
 #include "txq.h"
 
@@ -312,11 +312,11 @@ static uint64_t bt_run(struct bt_ctx *c, const struct bt_cfg *cfg,
 
     uint64_t sent = 0, calls = 0, dropped = 0;
     for (unsigned i = 0; i < BT_PORTS; i++) {
-        sent += q[i].stats.packets;
-        calls += q[i].stats.send_calls;
+        sent += q[i].stats.n[TXQ_STAT_PACKETS];
+        calls += q[i].stats.n[TXQ_STAT_SEND_CALLS];
         for (int r = 0; r < DROP_N_REASONS; r++)
             dropped += q[i].stats.dropped[r];
-        if (ports[i].calls != q[i].stats.send_calls || txq_queued(&q[i])) {
+        if (ports[i].calls != q[i].stats.n[TXQ_STAT_SEND_CALLS] || txq_queued(&q[i])) {
             fprintf(stderr, "bench_txbatch: port %u: call count mismatch\n", i);
             exit(1);
         }

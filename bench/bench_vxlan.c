@@ -200,9 +200,17 @@ static double bv_measure(struct bv_ctx *c, struct bv_pool *pool, bool good, doub
 }
 
 /* One decap through the datapath, checked: the inner frame comes out. */
+/* Checksums the PMD verified in software so far. */
+static uint64_t bv_verified(const struct bv_ctx *c)
+{
+    static struct dp_stats s;
+    dp_pmd_stats(c->pmd, &s);
+    return s.csum.n[CSUM_STAT_SW_VERIFIED];
+}
+
 static void bv_selftest(struct bv_ctx *c, bool udp_csum)
 {
-    uint64_t before = c->pmd->csum.sw_verified;
+    uint64_t before = bv_verified(c);
     struct pkt *p = bv_packet(100, 3, udp_csum);
     uint8_t inner[100];
     memcpy(inner, p->data + BV_OUTER, sizeof inner);
@@ -216,7 +224,7 @@ static void bv_selftest(struct bv_ctx *c, bool udp_csum)
         exit(1);
     }
     pkt_free(q);
-    uint64_t verified = c->pmd->csum.sw_verified - before;
+    uint64_t verified = bv_verified(c) - before;
     if (verified != (udp_csum ? 2u : 1u)) {
         fprintf(stderr, "bench_vxlan: self-test: %llu checksums verified in software\n",
                 (unsigned long long)verified);
@@ -247,7 +255,7 @@ static void bv_open(struct bv_ctx *c)
     netdev_dummy_register();
     char err[512];
     if (config_load(path, &c->cfg, err, sizeof err) ||
-        dp_create(&c->cfg, dir, &c->dp, err, sizeof err)) {
+        config_dp_create(&c->cfg, dir, &c->dp, err, sizeof err)) {
         fprintf(stderr, "bench_vxlan: %s\n", err);
         exit(1);
     }
@@ -258,8 +266,11 @@ static void bv_open(struct bv_ctx *c)
         fprintf(stderr, "bench_vxlan: out of memory\n");
         exit(1);
     }
-    c->in = c->dp->ports[0].dev;
-    c->out = c->dp->ports[1].dev;
+    struct dp_port_info pi;
+    dp_port_get(c->dp, 0, &pi);
+    c->in = pi.dev;
+    dp_port_get(c->dp, 1, &pi);
+    c->out = pi.dev;
     c->now = 1;
 }
 

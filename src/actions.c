@@ -16,23 +16,25 @@ struct action_list *action_list_create(const struct action *acts, unsigned n)
     struct action_list *l = malloc(sizeof *l + n * sizeof l->a[0]);
     if (!l)
         return NULL;
-    l->refcnt = 1;
+    atomic_init(&l->refcnt, 1);
     l->n = n;
     if (n)
         memcpy(l->a, acts, n * sizeof l->a[0]);
     return l;
 }
 
+/* Atomic: the PMDs' megaflows and the control thread's rule tables share
+ * lists. Taken on megaflow install and removal, never per packet. */
 struct action_list *action_list_ref(struct action_list *l)
 {
     if (l)
-        l->refcnt++;
+        atomic_fetch_add_explicit(&l->refcnt, 1, memory_order_relaxed);
     return l;
 }
 
 void action_list_unref(struct action_list *l)
 {
-    if (l && --l->refcnt == 0)
+    if (l && atomic_fetch_sub_explicit(&l->refcnt, 1, memory_order_acq_rel) == 1)
         free(l);
 }
 

@@ -8,6 +8,7 @@
 #ifndef FS_ACTIONS_H
 #define FS_ACTIONS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,7 +46,7 @@ struct action {
 };
 
 struct action_list {
-    unsigned refcnt;
+    atomic_uint refcnt;
     unsigned n;
     struct action a[];
 };

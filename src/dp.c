@@ -1,34 +1,284 @@
-/* dp.c: ports, rules and the PMD poll loop. */
+/* dp.c: ports, rules, knobs, the PMD poll loop and its counters. */
 #include "dp.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "actions.h"
 #include "flow.h"
-#include "parse.h"
+#include "netdev-provider.h"
 #include "parse-inl.h"
+#include "parse.h"
+#include "proto.h"
+#include "tunnel.h"
 #include "util.h"
 
-int dp_rules_load(struct rule_table *t, const struct config *cfg, char *err, size_t errlen)
+_Static_assert(FCACHE_MAX_PORTS == DP_MAX_PORTS, "one EMC override per port");
+
+/* Largest number of PMDs a datapath serves (the reclamation scan). */
+#define DP_MAX_PMDS 64
+
+struct dp_port {
+    struct netdev *dev;   /* NULL once removed, and for tunnel ports */
+    bool tunnel;          /* a VXLAN port: no device, see tnl */
+    struct tnl_cfg tnl;
+    /* An underlay port: the tunnels whose traffic arrives here. */
+    struct tnl_cfg *tnls;
+    uint16_t *tnl_ports;
+    unsigned n_tnls;
+    char name[NETDEV_NAME_MAX];
+    char type[NETDEV_NAME_MAX];
+    uint16_t port_no;
+    struct netdev_caps caps;
+    int tx_retries;       /* -1: the tx-retries knob */
+    int64_t emc_inv_prob; /* -1: the emc-insert-inv-prob knob */
+    bool rx_stopped;      /* not polled any more (dp_port_rx_stop) */
+};
+
+/* Something the PMDs may still use after the control thread replaced it:
+ * a rule table or a knob set, freed by dp_rules_reclaim() once no PMD
+ * holds it. */
+struct dp_retired {
+    struct rule_table *rules;
+    struct dp_knobs *knobs;
+};
+
+struct dp {
+    struct dp_port ports[DP_MAX_PORTS];
+    unsigned n_ports;
+    bool has_tunnels;     /* some port is a tunnel: packets need p->hash
+                           * (the VXLAN source port) whatever the caches do */
+    struct dp_knobs knobs; /* the control thread's view */
+    /* What the PMDs take at their next poll: immutable once published. */
+    _Atomic(struct rule_table *) rules;
+    _Atomic(struct dp_knobs *) live_knobs;
+    struct dp_retired *retired;
+    size_t n_retired, cap_retired;
+    struct dp_pmd *pmds[DP_MAX_PMDS];
+    unsigned n_pmds;
+};
+
+/* An rx queue a PMD polls. */
+struct dp_rxq_ref {
+    uint16_t port;
+    uint16_t qid;
+};
+
+struct dp_pmd {
+    struct dp *dp;
+    uint64_t now;                 /* refreshed once per poll iteration */
+    /* The rule table and knobs this PMD works with; the control thread
+     * reads them to know what it may free. */
+    _Atomic(const struct rule_table *) rules;
+    _Atomic(const struct dp_knobs *) knobs_ptr;
+    const struct dp_knobs *knobs; /* == knobs_ptr, read on the fast path */
+    struct pkt_batch rx;          /* the batch being processed */
+    struct txq txq[DP_MAX_PORTS]; /* output batch per port */
+    uint64_t port_n[DP_MAX_PORTS][DP_PORT_N_STATS];
+    uint64_t n[DP_N_STATS];
+    struct drop_stats drops;
+    uint16_t rx_flags;            /* PKT_BATCH_F_* of the batch in process */
+    struct csum_stats csum;
+    uint64_t parse_results[PARSE_N_RESULTS];
+    struct fcache *fc;            /* EMC -> SMC -> megaflows -> rule table */
+    /* The rx queues this PMD polls; n_rxqs == 0 means every queue of every
+     * port (the single-PMD replay case). */
+    struct dp_rxq_ref rxqs[DP_MAX_PORTS * 4];
+    unsigned n_rxqs;
+    bool drain;                   /* dp_pmd_set_drain() */
+};
+
+/* ---- knobs ------------------------------------------------------------- */
+
+/* The numeric knobs: uint32_t fields of struct dp_knobs. */
+static const struct {
+    const char *name;
+    size_t off;
+    unsigned long min, max;
+} dp_uint_knobs[] = {
+    {"tx-flush-interval", offsetof(struct dp_knobs, tx_flush_interval_us), 0, 1000000},
+    {"tx-retries", offsetof(struct dp_knobs, tx_retries), 0, TXQ_MAX_RETRIES},
+    {"emc-entries", offsetof(struct dp_knobs, emc_entries), 1, 1u << 24},
+    {"emc-ways", offsetof(struct dp_knobs, emc_ways), 1, 2},
+    {"emc-insert-inv-prob", offsetof(struct dp_knobs, emc_insert_inv_prob), 0, 1000000000},
+    {"emc-max-key-len", offsetof(struct dp_knobs, emc_max_key_len), 0, 136},
+    {"smc-entries", offsetof(struct dp_knobs, smc_entries), 4, 1u << 26},
+    {"megaflow-max", offsetof(struct dp_knobs, megaflow_max), 1, 1u << 22},
+    {"subtable-resort-interval", offsetof(struct dp_knobs, subtable_resort_ms), 0, 3600000},
+    {"seed", offsetof(struct dp_knobs, seed), 0, 4294967295u},
+    {"direct-subtables", offsetof(struct dp_knobs, direct_subtables), 0, FCACHE_DIRECT_MAX},
+};
+
+/* The two-word knobs: bool fields of struct dp_knobs. */
+static const struct {
+    const char *name;
+    size_t off;
+    const char *yes, *no;
+} dp_word_knobs[] = {
+    {"bad-csum", offsetof(struct dp_knobs, bad_csum_forward), "forward", "drop"},
+    {"smc", offsetof(struct dp_knobs, smc), "on", "off"},
+    {"megaflow-revalidate", offsetof(struct dp_knobs, megaflow_revalidate), "on", "off"},
+};
+
+#define DP_N_UINT_KNOBS (sizeof dp_uint_knobs / sizeof dp_uint_knobs[0])
+#define DP_N_WORD_KNOBS (sizeof dp_word_knobs / sizeof dp_word_knobs[0])
+
+/* The knobs dp_knob_update() may change while PMDs run. */
+static const char *const dp_live_knobs[] = {"tx-flush-interval", "tx-retries", "bad-csum",
+                                            NULL};
+
+void dp_knobs_default(struct dp_knobs *k)
 {
-    rule_table_clear(t);
-    for (size_t i = 0; i < cfg->n_rules; i++) {
-        struct rule *r;
-        char why[256];
-        if (rule_parse(cfg->rules[i].text, config_rule_port_lookup, (void *)cfg, &r,
-                       why, sizeof why)) {
-            fs_errf(err, errlen, "%s:%d: rule: %s", cfg->path, cfg->rules[i].line, why);
-            rule_table_clear(t);
+    memset(k, 0, sizeof *k);
+    k->tx_flush_interval_us = 0;
+    k->tx_retries = 8;
+    k->bad_csum_forward = false;
+    k->emc_entries = 8192;
+    k->emc_ways = 2;
+    k->emc_insert_inv_prob = 100;
+    k->emc_max_key_len = 136;
+    k->smc = true;
+    k->smc_entries = 1u << 20;
+    k->megaflow_max = 65535;
+    k->subtable_resort_ms = 1000;
+    k->megaflow_revalidate = true;
+    k->seed = 0;
+    k->direct_subtables = 1;
+}
+
+/* A non-negative decimal integer (no sign, no blanks) in [min, max]. */
+static bool dp_parse_uint(const char *s, unsigned long min, unsigned long max,
+                          unsigned long *out)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (max - d) / 10 || d > max)
+            return false;
+        v = v * 10 + d;
+    }
+    if (v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int dp_knobs_set(struct dp_knobs *k, const char *name, const char *value, char *err,
+                 size_t errlen)
+{
+    for (size_t i = 0; i < DP_N_UINT_KNOBS; i++) {
+        if (strcmp(name, dp_uint_knobs[i].name))
+            continue;
+        unsigned long v;
+        if (!dp_parse_uint(value, dp_uint_knobs[i].min, dp_uint_knobs[i].max, &v)) {
+            fs_errf(err, errlen, "bad value '%s' for '%s' (expected %lu..%lu)", value, name,
+                    dp_uint_knobs[i].min, dp_uint_knobs[i].max);
             return -1;
         }
-        r->line = cfg->rules[i].line;
-        rule_table_add(t, r);
+        uint32_t v32 = (uint32_t)v;
+        memcpy((char *)k + dp_uint_knobs[i].off, &v32, sizeof v32);
+        return 0;
     }
+    for (size_t i = 0; i < DP_N_WORD_KNOBS; i++) {
+        if (strcmp(name, dp_word_knobs[i].name))
+            continue;
+        bool yes = !strcmp(value, dp_word_knobs[i].yes);
+        if (!yes && strcmp(value, dp_word_knobs[i].no)) {
+            fs_errf(err, errlen, "bad value '%s' for '%s' (expected %s or %s)", value, name,
+                    dp_word_knobs[i].yes, dp_word_knobs[i].no);
+            return -1;
+        }
+        memcpy((char *)k + dp_word_knobs[i].off, &yes, sizeof yes);
+        return 0;
+    }
+    return 1;
+}
+
+void dp_knobs_names(char *buf, size_t size)
+{
+    size_t used = 0;
+    if (size)
+        buf[0] = '\0';
+    for (size_t i = 0; i < DP_N_UINT_KNOBS + DP_N_WORD_KNOBS && used < size; i++) {
+        const char *n = i < DP_N_UINT_KNOBS ? dp_uint_knobs[i].name
+                                            : dp_word_knobs[i - DP_N_UINT_KNOBS].name;
+        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", n);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* The flow-cache configuration of a knob set and the ports' overrides. */
+static void dp_fcache_cfg(const struct dp *dp, const struct dp_knobs *k, struct fcache_cfg *c)
+{
+    fcache_cfg_default(c);
+    c->emc_entries = k->emc_entries;
+    c->emc_ways = k->emc_ways;
+    c->emc_insert_inv_prob = k->emc_insert_inv_prob;
+    c->emc_max_key_len = k->emc_max_key_len;
+    c->smc_enabled = k->smc;
+    c->smc_entries = k->smc_entries;
+    c->megaflow_max = k->megaflow_max;
+    c->resort_interval_ns = (uint64_t)k->subtable_resort_ms * FS_NSEC_PER_MSEC;
+    c->revalidate = k->megaflow_revalidate;
+    c->seed = k->seed;
+    c->direct_subtables = k->direct_subtables;
+    for (unsigned i = 0; dp && i < dp->n_ports && i < FCACHE_MAX_PORTS; i++)
+        c->emc_port_inv_prob[i] = dp->ports[i].emc_inv_prob;
+}
+
+/* ---- datapath and ports ------------------------------------------------- */
+
+int dp_create(const struct dp_knobs *knobs, struct dp **out, char *err, size_t errlen)
+{
+    struct fcache_cfg fcc;
+    dp_fcache_cfg(NULL, knobs, &fcc);
+    if (fcache_cfg_validate(&fcc, err, errlen))
+        return -1;
+    struct dp *dp = calloc(1, sizeof *dp);
+    struct rule_table *t = rule_table_create();
+    struct dp_knobs *live = malloc(sizeof *live);
+    if (!dp || !t || !live) {
+        free(dp);
+        rule_table_destroy(t);
+        free(live);
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    dp->knobs = *knobs;
+    *live = *knobs;
+    atomic_init(&dp->rules, t);
+    atomic_init(&dp->live_knobs, live);
+    *out = dp;
     return 0;
+}
+
+void dp_destroy(struct dp *dp)
+{
+    if (!dp)
+        return;
+    for (unsigned i = 0; i < dp->n_ports; i++) {
+        netdev_close(dp->ports[i].dev);
+        free(dp->ports[i].tnls);
+        free(dp->ports[i].tnl_ports);
+    }
+    for (size_t i = 0; i < dp->n_retired; i++) {
+        rule_table_destroy(dp->retired[i].rules);
+        free(dp->retired[i].knobs);
+    }
+    free(dp->retired);
+    rule_table_destroy(atomic_load(&dp->rules));
+    free(atomic_load(&dp->live_knobs));
+    free(dp);
 }
 
 /* Registers tunnel port t with its underlay u (for decapsulation). */
@@ -50,137 +300,275 @@ static int dp_add_tunnel(struct dp *dp, struct dp_port *u, struct dp_port *t)
     return 0;
 }
 
-int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
-              char *err, size_t errlen)
+int dp_port_lookup(void *aux, const char *name)
 {
-    struct dp *dp = calloc(1, sizeof *dp);
-    if (!dp) {
-        fs_errf(err, errlen, "out of memory");
+    const struct dp *dp = aux;
+    for (unsigned i = 0; i < dp->n_ports; i++)
+        if (!strcmp(dp->ports[i].name, name))
+            return (int)i;
+    /* A port number: only one that exists. */
+    unsigned long v;
+    if (dp_parse_uint(name, 0, DP_MAX_PORTS, &v) && v < dp->n_ports)
+        return (int)v;
+    return -1;
+}
+
+int dp_port_add(struct dp *dp, const struct dp_port_params *pp, char *err, size_t errlen)
+{
+    if (dp->n_pmds) {
+        fs_errf(err, errlen, "ports are added before the PMDs are created");
         return -1;
     }
-    dp->knobs = cfg->knobs;
-    dp->cfg_path = cfg->path;
-    dp->cfg = cfg;
-    fs_clock_init(&dp->clock, FS_CLOCK_MONOTONIC);
-    dp->rules = rule_table_create();
-    if (!dp->rules) {
-        free(dp);
-        fs_errf(err, errlen, "out of memory");
+    if (dp->n_ports >= DP_MAX_PORTS) {
+        fs_errf(err, errlen, "more than %d ports", DP_MAX_PORTS);
         return -1;
     }
-    for (size_t i = 0; i < cfg->n_ports; i++) {
-        const struct config_port *cp = &cfg->ports[i];
-        struct dp_port *p = &dp->ports[i];
-        char why[512];
-        snprintf(p->name, sizeof p->name, "%s", cp->name);
-        snprintf(p->type, sizeof p->type, "%s", cp->type);
-        p->port_no = (uint16_t)i;
-        dp->n_ports = (unsigned)i + 1;
-        if (!strcmp(cp->type, "vxlan")) {
-            struct netdev_args targs = {.opts = cp->opts, .n_opts = cp->n_opts};
-            int rc = tnl_cfg_parse(&p->tnl, &targs, config_rule_port_lookup, (void *)cfg,
-                                   (int)i, why, sizeof why);
-            if (rc == 0 && dp->ports[p->tnl.underlay].tunnel) {
-                snprintf(why, sizeof why, "option 'underlay': '%s' is a tunnel port",
-                         dp->ports[p->tnl.underlay].name);
-                rc = -1;
-            }
-            if (rc == 0 && dp_add_tunnel(dp, &dp->ports[p->tnl.underlay], p)) {
-                snprintf(why, sizeof why, "out of memory");
-                rc = -1;
-            }
-            if (rc == 0)
-                continue;
-            fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
-            dp_destroy(dp);
+    if (pp->emc_insert_inv_prob < -1 || pp->emc_insert_inv_prob > UINT32_MAX) {
+        fs_errf(err, errlen, "emc-insert-inv-prob must be 0..%u", UINT32_MAX);
+        return -1;
+    }
+    unsigned i = dp->n_ports;
+    struct dp_port *p = &dp->ports[i];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", pp->name);
+    snprintf(p->type, sizeof p->type, "%s", pp->type);
+    p->port_no = (uint16_t)i;
+    p->tx_retries = pp->tx_retries;
+    p->emc_inv_prob = pp->emc_insert_inv_prob;
+    if (!strcmp(pp->type, "vxlan")) {
+        /* Tunnel ports name their underlay among the ports before them. */
+        dp->n_ports = i + 1;
+        int rc = tnl_cfg_parse(&p->tnl, &pp->args, dp_port_lookup, dp, (int)i, err, errlen);
+        if (rc == 0 && dp->ports[p->tnl.underlay].tunnel) {
+            fs_errf(err, errlen, "option 'underlay': '%s' is a tunnel port",
+                    dp->ports[p->tnl.underlay].name);
+            rc = -1;
+        }
+        if (rc == 0 && dp_add_tunnel(dp, &dp->ports[p->tnl.underlay], p)) {
+            fs_errf(err, errlen, "out of memory");
+            rc = -1;
+        }
+        if (rc) {
+            dp->n_ports = i;
             return -1;
         }
-        struct netdev_args args = {
-            .opts = cp->opts,
-            .n_opts = cp->n_opts,
-            .base_dir = cfg->dir,
-            .out_dir = out_dir ? out_dir : cfg->dir,
-            .caps_set = cp->caps_set,
-            .caps = cp->caps,
-        };
-        p->dev = netdev_open(cp->name, cp->type, &args, why, sizeof why);
-        if (!p->dev) {
-            fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
-            dp_destroy(dp);
+        return (int)i;
+    }
+    p->dev = netdev_open(pp->name, pp->type, &pp->args, err, errlen);
+    if (!p->dev)
+        return -1;
+    netdev_get_caps(p->dev, &p->caps);
+    dp->n_ports = i + 1;
+    return (int)i;
+}
+
+void dp_port_rx_stop(struct dp *dp, uint16_t port_no)
+{
+    if (port_no < dp->n_ports)
+        dp->ports[port_no].rx_stopped = true;
+}
+
+unsigned dp_n_ports(const struct dp *dp)
+{
+    return dp->n_ports;
+}
+
+void dp_port_get(const struct dp *dp, unsigned port_no, struct dp_port_info *info)
+{
+    const struct dp_port *p = &dp->ports[port_no];
+    info->name = p->name;
+    info->type = p->type;
+    info->port_no = p->port_no;
+    info->tunnel = p->tunnel;
+    info->rx_stopped = p->rx_stopped;
+    info->dev = p->dev;
+    info->caps = p->caps;
+}
+
+/* ---- rules, knobs and their hand-over to the PMDs ----------------------- */
+
+static int dp_retire(struct dp *dp, struct rule_table *rules, struct dp_knobs *knobs)
+{
+    if (dp->n_retired == dp->cap_retired) {
+        size_t cap = dp->cap_retired ? dp->cap_retired * 2 : 8;
+        struct dp_retired *r = realloc(dp->retired, cap * sizeof *r);
+        if (!r)
             return -1;
-        }
-        netdev_get_caps(p->dev, &p->caps);
-        p->tx_retries = cp->tx_retries >= 0 ? (unsigned)cp->tx_retries
-                                            : dp->knobs.tx_retries;
+        dp->retired = r;
+        dp->cap_retired = cap;
     }
-    for (size_t i = 0; i < cfg->n_ports; i++)
-        dp->emc_port_inv_prob[i] = cfg->ports[i].emc_insert_inv_prob;
-    struct fcache_cfg fcc;
-    char why[256];
-    dp_fcache_cfg(dp, &fcc);
-    if (fcache_cfg_validate(&fcc, why, sizeof why)) {
-        fs_errf(err, errlen, "%s: [datapath]: %s", cfg->path, why);
-        dp_destroy(dp);
-        return -1;
-    }
-    if (dp_rules_load(dp->rules, cfg, err, errlen)) {
-        dp_destroy(dp);
-        return -1;
-    }
-    *out = dp;
+    dp->retired[dp->n_retired++] = (struct dp_retired){rules, knobs};
     return 0;
 }
 
-void dp_destroy(struct dp *dp)
+static bool dp_in_use(const struct dp *dp, const void *rules, const void *knobs)
 {
-    if (!dp)
-        return;
-    for (unsigned i = 0; i < dp->n_ports; i++) {
-        netdev_close(dp->ports[i].dev);
-        free(dp->ports[i].tnls);
-        free(dp->ports[i].tnl_ports);
+    for (unsigned i = 0; i < dp->n_pmds; i++) {
+        const struct dp_pmd *pmd = dp->pmds[i];
+        if ((rules && atomic_load_explicit(&pmd->rules, memory_order_acquire) == rules) ||
+            (knobs && atomic_load_explicit(&pmd->knobs_ptr, memory_order_acquire) == knobs))
+            return true;
     }
-    rule_table_destroy(dp->rules);
-    free(dp);
+    return false;
 }
 
-void dp_fcache_cfg(const struct dp *dp, struct fcache_cfg *c)
+unsigned dp_rules_reclaim(struct dp *dp)
 {
-    const struct dp_knobs *k = &dp->knobs;
-    fcache_cfg_default(c);
-    c->emc_entries = k->emc_entries;
-    c->emc_ways = k->emc_ways;
-    c->emc_insert_inv_prob = k->emc_insert_inv_prob;
-    c->emc_max_key_len = k->emc_max_key_len;
-    c->smc_enabled = k->smc;
-    c->smc_entries = k->smc_entries;
-    c->megaflow_max = k->megaflow_max;
-    c->resort_interval_ns = (uint64_t)k->subtable_resort_ms * 1000000u;
-    c->revalidate = k->megaflow_revalidate;
-    c->seed = k->seed;
-    c->direct_subtables = k->direct_subtables;
-    for (unsigned i = 0; i < dp->n_ports && i < FCACHE_MAX_PORTS; i++)
-        c->emc_port_inv_prob[i] = dp->emc_port_inv_prob[i];
+    size_t j = 0;
+    for (size_t i = 0; i < dp->n_retired; i++) {
+        struct dp_retired *r = &dp->retired[i];
+        if (dp_in_use(dp, r->rules, r->knobs)) {
+            dp->retired[j++] = *r;
+            continue;
+        }
+        rule_table_destroy(r->rules);
+        free(r->knobs);
+    }
+    dp->n_retired = j;
+    return (unsigned)j;
+}
+
+/* Parses src into a rule (with its line); fails with "origin:line: why". */
+static int dp_rule_parse(struct dp *dp, const struct dp_rule_src *src, const char *origin,
+                         struct rule **out, char *err, size_t errlen)
+{
+    char why[256];
+    if (rule_parse(src->text, dp_port_lookup, dp, out, why, sizeof why)) {
+        fs_errf(err, errlen, "%s:%d: rule: %s", origin ? origin : "rule", src->line, why);
+        return -1;
+    }
+    (*out)->line = src->line;
+    return 0;
+}
+
+int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *e, const char *origin,
+                   char *err, size_t errlen)
+{
+    size_t n = e->n_del + e->n_add;
+    struct rule **parsed = calloc(n ? n : 1, sizeof *parsed);
+    if (!parsed) {
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct dp_rule_src *s = i < e->n_del ? &e->del[i] : &e->add[i - e->n_del];
+        rc = dp_rule_parse(dp, s, origin, &parsed[i], err, errlen);
+    }
+    struct rule_table *cur = atomic_load_explicit(&dp->rules, memory_order_relaxed);
+    struct rule_table *t = NULL;
+    if (rc == 0) {
+        /* The new table continues the old one's versions, so the caches
+         * built on the old one see a change. */
+        t = rule_table_clone(cur);
+        if (t && e->clear)
+            rule_table_clear(t);
+        if (!t || dp_retire(dp, cur, NULL)) {
+            rule_table_destroy(t);
+            fs_errf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            rule_free(parsed[i]);
+        free(parsed);
+        return -1;
+    }
+    for (size_t i = 0; i < e->n_del; i++) {
+        rule_table_delete_strict(t, parsed[i]);
+        rule_free(parsed[i]);
+    }
+    for (size_t i = e->n_del; i < n; i++)
+        rule_table_add(t, parsed[i]); /* takes it */
+    free(parsed);
+    atomic_store_explicit(&dp->rules, t, memory_order_release);
+    dp_rules_reclaim(dp);
+    return 0;
+}
+
+const struct rule_table *dp_rules(const struct dp *dp)
+{
+    return atomic_load_explicit(&dp->rules, memory_order_relaxed);
+}
+
+int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err,
+                   size_t errlen)
+{
+    bool live = false;
+    for (size_t i = 0; dp_live_knobs[i]; i++)
+        live |= !strcmp(name, dp_live_knobs[i]);
+    struct dp_knobs k = dp->knobs;
+    int rc = dp_knobs_set(&k, name, value, err, errlen);
+    if (rc > 0) {
+        fs_errf(err, errlen, "unknown knob '%s'", name);
+        return -1;
+    }
+    if (rc < 0)
+        return -1;
+    if (!live) {
+        fs_errf(err, errlen, "knob '%s' cannot change while the datapath runs", name);
+        return -1;
+    }
+    struct dp_knobs *nk = malloc(sizeof *nk);
+    struct dp_knobs *old = atomic_load_explicit(&dp->live_knobs, memory_order_relaxed);
+    if (!nk || dp_retire(dp, NULL, old)) {
+        free(nk);
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    *nk = k;
+    dp->knobs = k;
+    atomic_store_explicit(&dp->live_knobs, nk, memory_order_release);
+    dp_rules_reclaim(dp);
+    return 0;
+}
+
+const struct dp_knobs *dp_get_knobs(const struct dp *dp)
+{
+    return &dp->knobs;
+}
+
+/* ---- PMDs ----------------------------------------------------------------- */
+
+static void dp_pmd_apply_knobs(struct dp_pmd *pmd, const struct dp_knobs *k)
+{
+    const struct dp *dp = pmd->dp;
+    uint64_t interval_ns = (uint64_t)k->tx_flush_interval_us * FS_NSEC_PER_USEC;
+    for (unsigned i = 0; i < dp->n_ports; i++) {
+        const struct dp_port *p = &dp->ports[i];
+        unsigned retries = p->tx_retries >= 0 ? (unsigned)p->tx_retries : k->tx_retries;
+        pmd->txq[i].interval_ns = interval_ns;
+        pmd->txq[i].retries = retries > TXQ_MAX_RETRIES ? TXQ_MAX_RETRIES : retries;
+    }
+    pmd->knobs = k;
+    atomic_store_explicit(&pmd->knobs_ptr, k, memory_order_release);
 }
 
 struct dp_pmd *dp_pmd_create(struct dp *dp)
 {
+    if (dp->n_pmds >= DP_MAX_PMDS)
+        return NULL;
     struct dp_pmd *pmd = calloc(1, sizeof *pmd);
     if (!pmd)
         return NULL;
+    const struct dp_knobs *k = atomic_load_explicit(&dp->live_knobs, memory_order_acquire);
+    const struct rule_table *t = atomic_load_explicit(&dp->rules, memory_order_acquire);
     struct fcache_cfg fcc;
-    dp_fcache_cfg(dp, &fcc);
-    pmd->fc = fcache_create(&fcc, dp->rules);
+    dp_fcache_cfg(dp, k, &fcc);
+    pmd->fc = fcache_create(&fcc, t);
     if (!pmd->fc) {
         free(pmd);
         return NULL;
     }
     pmd->dp = dp;
-    uint64_t interval_ns = (uint64_t)dp->knobs.tx_flush_interval_us * FS_NSEC_PER_USEC;
+    atomic_init(&pmd->rules, t);
+    atomic_init(&pmd->knobs_ptr, k);
     for (unsigned i = 0; i < dp->n_ports; i++)
-        txq_init(&pmd->txq[i], dp->ports[i].dev, 0, dp->ports[i].tx_retries,
-                 interval_ns);
+        txq_init(&pmd->txq[i], dp->ports[i].dev, 0, 0, 0);
+    dp_pmd_apply_knobs(pmd, k);
     pkt_batch_init(&pmd->rx);
+    dp->pmds[dp->n_pmds++] = pmd;
     return pmd;
 }
 
@@ -188,7 +576,7 @@ int dp_pmd_add_rxq(struct dp_pmd *pmd, uint16_t port, uint16_t qid)
 {
     const struct dp *dp = pmd->dp;
     if (pmd->n_rxqs >= sizeof pmd->rxqs / sizeof pmd->rxqs[0] || port >= dp->n_ports ||
-        !dp->ports[port].dev || qid >= dp->ports[port].dev->class->n_rxq(dp->ports[port].dev))
+        !dp->ports[port].dev || qid >= netdev_n_rxq(dp->ports[port].dev))
         return -1;
     pmd->rxqs[pmd->n_rxqs].port = port;
     pmd->rxqs[pmd->n_rxqs].qid = qid;
@@ -196,29 +584,102 @@ int dp_pmd_add_rxq(struct dp_pmd *pmd, uint16_t port, uint16_t qid)
     return 0;
 }
 
-void dp_pmd_set_txq(struct dp_pmd *pmd, uint16_t port, unsigned qid)
+unsigned dp_pmd_n_rxqs(const struct dp_pmd *pmd)
 {
-    if (port < pmd->dp->n_ports)
-        pmd->txq[port].qid = qid;
+    return pmd->n_rxqs;
 }
 
-void dp_pmd_flush(struct dp_pmd *pmd)
+void dp_pmd_get_rxq(const struct dp_pmd *pmd, unsigned i, uint16_t *port, uint16_t *qid)
+{
+    *port = pmd->rxqs[i].port;
+    *qid = pmd->rxqs[i].qid;
+}
+
+void dp_pmd_set_txq(struct dp_pmd *pmd, uint16_t port, unsigned qid, struct netdev *dev)
+{
+    if (port >= pmd->dp->n_ports)
+        return;
+    struct txq *q = &pmd->txq[port];
+    q->qid = qid;
+    if (dev) {
+        q->dev = dev;
+        q->stamp = netdev_tx_stamps(dev);
+    }
+}
+
+unsigned dp_pmd_txq_id(const struct dp_pmd *pmd, uint16_t port)
+{
+    return pmd->txq[port].qid;
+}
+
+void dp_pmd_set_drain(struct dp_pmd *pmd, bool drain)
+{
+    pmd->drain = drain;
+}
+
+/* Sends everything queued, at the PMD's current time. */
+static void dp_pmd_flush_all(struct dp_pmd *pmd)
 {
     for (unsigned i = 0; i < pmd->dp->n_ports; i++)
         if (txq_queued(&pmd->txq[i]))
             txq_flush(&pmd->txq[i], pmd->now);
 }
 
+void dp_pmd_flush(struct dp_pmd *pmd, uint64_t now)
+{
+    pmd->now = now;
+    dp_pmd_flush_all(pmd);
+}
+
+unsigned dp_pmd_queued(const struct dp_pmd *pmd)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < pmd->dp->n_ports; i++)
+        n += txq_queued(&pmd->txq[i]);
+    return n;
+}
+
+const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd)
+{
+    return pmd->fc;
+}
+
 void dp_pmd_destroy(struct dp_pmd *pmd)
 {
     if (!pmd)
         return;
-    dp_pmd_flush(pmd);
-    for (unsigned i = 0; i < pmd->dp->n_ports; i++)
+    struct dp *dp = pmd->dp;
+    dp_pmd_flush_all(pmd);
+    for (unsigned i = 0; i < dp->n_ports; i++)
         txq_purge(&pmd->txq[i], DROP_tx_down);
     pkt_batch_free(&pmd->rx);
     fcache_destroy(pmd->fc);
+    for (unsigned i = 0; i < dp->n_pmds; i++) {
+        if (dp->pmds[i] == pmd) {
+            dp->pmds[i] = dp->pmds[--dp->n_pmds];
+            break;
+        }
+    }
     free(pmd);
+}
+
+/* The PMD's quiescent point, at the start of every poll: takes a new rule
+ * table or knob set published by the control thread, after sending what
+ * it queued under the old ones. Two loads when nothing changed. */
+static void dp_pmd_quiesce(struct dp_pmd *pmd)
+{
+    struct dp *dp = pmd->dp;
+    const struct rule_table *t = atomic_load_explicit(&dp->rules, memory_order_acquire);
+    const struct dp_knobs *k = atomic_load_explicit(&dp->live_knobs, memory_order_acquire);
+    if (t == atomic_load_explicit(&pmd->rules, memory_order_relaxed) && k == pmd->knobs)
+        return;
+    dp_pmd_flush_all(pmd);
+    if (k != pmd->knobs)
+        dp_pmd_apply_knobs(pmd, k);
+    if (t != atomic_load_explicit(&pmd->rules, memory_order_relaxed)) {
+        fcache_switch_rules(pmd->fc, t);
+        atomic_store_explicit(&pmd->rules, t, memory_order_release);
+    }
 }
 
 /* Action callbacks: aux is the PMD. */
@@ -254,14 +715,14 @@ static void dp_output_tunnel(struct dp_pmd *pmd, struct pkt *pkt, const struct d
         return;
     }
     if (grew)
-        pmd->headroom_grown++;
+        pmd->n[DP_STAT_HEADROOM_GROWN]++;
     if (pkt_send_prepare(pkt, u->caps.flags, &pmd->csum) != CSUM_PREP_OK) {
         dp_drop_cb(pmd, pkt, DROP_csum_invalid);
         return;
     }
-    struct dp_port_stats *ps = &pmd->port_stats[t->port_no];
-    ps->tnl_tx++;
-    ps->tnl_tx_bytes += inner_len;
+    uint64_t *ps = pmd->port_n[t->port_no];
+    ps[DP_PORT_TNL_TX]++;
+    ps[DP_PORT_TNL_TX_BYTES] += inner_len;
     txq_enqueue(&pmd->txq[u->port_no], pkt, pmd->now);
 }
 
@@ -319,9 +780,9 @@ static void dp_rx_verdicts(struct dp_pmd *pmd, const struct pkt *p)
 {
     for (int l = 0; l < CSUM_L_N; l++)
         if (p->csum[l] == CSUM_BAD)
-            pmd->csum.rx_bad[l]++;
+            pmd->csum.n[CSUM_STAT_RX_BAD + l]++;
     if (p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL)
-        pmd->csum.rx_partial++;
+        pmd->csum.n[CSUM_STAT_RX_PARTIAL]++;
 }
 
 /* The bad-csum policy for a packet still carrying a BAD verdict (after
@@ -331,8 +792,8 @@ static bool dp_bad_csum_policy(struct dp_pmd *pmd, struct pkt *p)
 {
     if (!pkt_csum_any_bad(p))
         return true;
-    if (pmd->dp->knobs.bad_csum_forward) {
-        pmd->csum.bad_forwarded++;
+    if (pmd->knobs->bad_csum_forward) {
+        pmd->csum.n[CSUM_STAT_BAD_FORWARDED]++;
         return true;
     }
     dp_drop_cb(pmd, p, DROP_bad_csum);
@@ -366,9 +827,9 @@ static bool dp_decap(struct dp_pmd *pmd, struct pkt *p, struct flow_key *key)
     }
     uint16_t tport = u->tnl_ports[which];
     p->in_port = tport;
-    struct dp_port_stats *ps = &pmd->port_stats[tport];
-    ps->tnl_rx++;
-    ps->tnl_rx_bytes += p->len;
+    uint64_t *ps = pmd->port_n[tport];
+    ps[DP_PORT_TNL_RX]++;
+    ps[DP_PORT_TNL_RX_BYTES] += p->len;
     enum parse_result pr = parse_pkt(p, key);
     pmd->parse_results[pr]++;
     if (pr != PARSE_OK) {
@@ -424,9 +885,9 @@ static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct p
             res[i] = (uint8_t)r;
         }
     }
-    struct dp_port_stats *ps = &pmd->port_stats[in_port];
-    ps->rx_packets += count;
-    ps->rx_bytes += bytes;
+    uint64_t *ps = pmd->port_n[in_port];
+    ps[DP_PORT_RX_PACKETS] += count;
+    ps[DP_PORT_RX_BYTES] += bytes;
     unsigned n = count;
     if (bad) {
         n = 0;
@@ -487,7 +948,7 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
             /* Decapsulation judges the outer verdicts itself
              * (tunnel_bad_csum) and resets them; the bad-csum policy sees
              * what is left. */
-            if (pmd->dp->ports[p->in_port].n_tnls && p->l4_proto == 17 &&
+            if (pmd->dp->ports[p->in_port].n_tnls && p->l4_proto == IP_PROTO_UDP &&
                 !dp_decap(pmd, p, &keys[n]))
                 continue;
             if (verdicts && !dp_bad_csum_policy(pmd, p))
@@ -501,16 +962,16 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
         pkts[n++] = p;
     }
     pmd->parse_results[PARSE_OK] += general ? parsed_ok : n;
-    struct dp_port_stats *ps = &pmd->port_stats[in_port];
-    ps->rx_packets += count;
-    ps->rx_bytes += bytes;
+    uint64_t *ps = pmd->port_n[in_port];
+    ps[DP_PORT_RX_PACKETS] += count;
+    ps[DP_PORT_RX_BYTES] += bytes;
     /* Only decapsulation (FULL) changes lengths and drops after parsing. */
     if (!general)
         *kept_bytes = bytes - dropped_bytes;
     return n;
 }
 
-void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
+static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
 {
     struct pkt_batch *b = &pmd->rx;
     struct flow_key keys[PKT_BATCH_MAX];
@@ -580,7 +1041,7 @@ void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
             actions_execute(&ctx, pkts[i], &keys[i], a);
         i++;
     }
-    pmd->copies += ctx.copies;
+    pmd->n[DP_STAT_COPIES] += ctx.copies;
 }
 
 /* After an rx batch: sends the queues whose interval expired, and the full
@@ -601,7 +1062,7 @@ static unsigned dp_pmd_poll_rxq(struct dp_pmd *pmd, unsigned port_no, unsigned q
 {
     struct dp_port *port = &pmd->dp->ports[port_no];
     pkt_batch_init(&pmd->rx);
-    int n = port->dev->class->rxq_recv(port->dev, qid, &pmd->rx, pmd->now);
+    int n = netdev_rxq_recv(port->dev, qid, &pmd->rx, pmd->now);
     if (n <= 0)
         return 0;
     unsigned got = pmd->rx.count;
@@ -616,7 +1077,8 @@ unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
     unsigned total = 0;
 
     pmd->now = now;
-    pmd->iterations++;
+    dp_pmd_quiesce(pmd);
+    pmd->n[DP_STAT_ITERATIONS]++;
     if (pmd->n_rxqs) {
         for (unsigned i = 0; i < pmd->n_rxqs; i++) {
             const struct dp_rxq_ref *r = &pmd->rxqs[i];
@@ -626,9 +1088,9 @@ unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
     } else {
         for (unsigned i = 0; i < dp->n_ports; i++) {
             struct dp_port *port = &dp->ports[i];
-            if (!port->dev || port->rx_done)
+            if (!port->dev || port->rx_stopped)
                 continue;
-            unsigned nq = port->dev->class->n_rxq(port->dev);
+            unsigned nq = netdev_n_rxq(port->dev);
             for (unsigned q = 0; q < nq; q++) {
                 unsigned got;
                 do {
@@ -640,11 +1102,12 @@ unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
     }
     if (total == 0) {
         /* An idle PMD never holds packets. */
-        pmd->idle_iterations++;
-        dp_pmd_flush(pmd);
+        pmd->n[DP_STAT_IDLE_ITERATIONS]++;
+        dp_pmd_flush_all(pmd);
     }
     return total;
 }
+
 
 void dp_port_remove(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
                     uint16_t port_no)
@@ -661,477 +1124,111 @@ void dp_port_remove(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
     dp->ports[port_no].dev = NULL;
 }
 
-int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
-                 const struct config *cfg, char *err, size_t errlen)
+/* ---- counters ------------------------------------------------------------- */
+
+const char *dp_stat_name(enum dp_stat s)
 {
-    /* Validate into a scratch table first so a bad file changes nothing. */
-    struct rule_table *scratch = rule_table_create();
-    if (!scratch) {
-        fs_errf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = dp_rules_load(scratch, cfg, err, errlen);
-    rule_table_destroy(scratch);
-    if (rc)
-        return -1;
-    for (unsigned i = 0; i < n_pmds; i++)
-        dp_pmd_flush(pmds[i]);
-    return dp_rules_load(dp->rules, cfg, err, errlen);
+    static const char *const names[DP_N_STATS] = {
+#define DP_STAT_NAME_(ID, name) [DP_STAT_##ID] = #name,
+        DP_STATS(DP_STAT_NAME_)
+#undef DP_STAT_NAME_
+    };
+    return (unsigned)s < DP_N_STATS ? names[s] : "?";
 }
 
-int dp_apply_change(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
-                    const struct config_change *ch, char *err, size_t errlen)
+void dp_pmd_stats(const struct dp_pmd *pmd, struct dp_stats *out)
 {
-    for (unsigned i = 0; i < n_pmds; i++)
-        dp_pmd_flush(pmds[i]);
-    if (ch->clear)
-        rule_table_clear(dp->rules);
-    for (int pass = 0; pass < 2; pass++) {
-        const struct config_rule *l = pass ? ch->add : ch->del;
-        size_t n = pass ? ch->n_add : ch->n_del;
-        for (size_t k = 0; k < n; k++) {
-            struct rule *r;
-            char why[256];
-            if (rule_parse(l[k].text, config_rule_port_lookup, (void *)dp->cfg, &r, why,
-                           sizeof why)) {
-                fs_errf(err, errlen, "%s:%d: %s", dp->cfg_path, l[k].line, why);
-                return -1;
-            }
-            r->line = l[k].line;
-            if (pass) {
-                rule_table_add(dp->rules, r);
-            } else {
-                rule_table_delete_strict(dp->rules, r);
-                rule_free(r);
-            }
-        }
-    }
-    if (ch->tx_flush_interval_us >= 0) {
-        dp->knobs.tx_flush_interval_us = (uint32_t)ch->tx_flush_interval_us;
-        for (unsigned i = 0; i < n_pmds; i++)
-            for (unsigned p = 0; p < dp->n_ports; p++)
-                pmds[i]->txq[p].interval_ns =
-                    (uint64_t)ch->tx_flush_interval_us * FS_NSEC_PER_USEC;
-    }
-    dp->changes_applied++;
-    return 0;
-}
-
-/* Drops by reason, the PMDs' own plus what their txqs dropped. */
-/* Packets a port's send() accepted and then refused for an offload it did
- * not announce: counted as tx by the txq, reported as drops. */
-static uint64_t dp_port_contract_drops(const struct dp *dp, unsigned port)
-{
-    struct netdev_stats ns;
-    if (!dp->ports[port].dev)
-        return 0;
-    netdev_get_stats(dp->ports[port].dev, &ns);
-    return ns.tx_offload_contract;
-}
-
-static void dp_drops(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
-                     struct drop_stats *d)
-{
-    memset(d, 0, sizeof *d);
-    for (unsigned p = 0; p < dp->n_ports; p++)
-        d->n[DROP_offload_contract] += dp_port_contract_drops(dp, p);
-    for (unsigned i = 0; i < n_pmds; i++) {
-        for (int r = 0; r < DROP_N_REASONS; r++) {
-            d->n[r] += pmds[i]->drops.n[r];
-            for (unsigned p = 0; p < dp->n_ports; p++)
-                d->n[r] += pmds[i]->txq[p].stats.dropped[r];
-        }
-    }
-}
-
-void dp_totals(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
-               struct dp_totals *t)
-{
-    struct drop_stats d;
-    memset(t, 0, sizeof *t);
-    dp_drops(dp, pmds, n_pmds, &d);
-    t->dropped = drop_stats_total(&d);
-    for (unsigned i = 0; i < n_pmds; i++) {
-        t->copies += pmds[i]->copies;
-        for (unsigned p = 0; p < dp->n_ports; p++) {
-            t->rx += pmds[i]->port_stats[p].rx_packets;
-            t->tx += pmds[i]->txq[p].stats.packets;
-            t->queued += txq_queued(&pmds[i]->txq[p]);
-        }
-    }
-    for (unsigned p = 0; p < dp->n_ports; p++)
-        t->tx -= dp_port_contract_drops(dp, p);
-}
-
-/* The earliest pending rx time over every port, UINT64_MAX if none; marks
- * ports with nothing left to replay as done. */
-static uint64_t dp_next_rx_time(struct dp *dp)
-{
-    uint64_t next = UINT64_MAX;
-    for (unsigned i = 0; i < dp->n_ports; i++) {
-        struct dp_port *port = &dp->ports[i];
-        if (!port->dev || port->rx_done)
-            continue;
-        unsigned nq = port->dev->class->n_rxq(port->dev);
-        bool pending = false;
-        for (unsigned q = 0; q < nq; q++) {
-            uint64_t ts;
-            if (netdev_rxq_peek(port->dev, q, &ts) == NETDEV_RX_READY) {
-                pending = true;
-                if (ts < next)
-                    next = ts;
-            }
-        }
-        /* A live source (EMPTY) has nothing to replay: done too. */
-        if (!pending)
-            port->rx_done = true;
-    }
-    return next;
-}
-
-static bool dp_pmd_holds_packets(const struct dp_pmd *pmd)
-{
-    for (unsigned i = 0; i < pmd->dp->n_ports; i++)
-        if (txq_queued(&pmd->txq[i]))
-            return true;
-    return false;
-}
-
-/* Applies the scripted changes due at 'now'. */
-static int dp_replay_changes(struct dp *dp, struct dp_pmd *pmd, uint64_t now)
-{
-    const struct config *cfg = dp->cfg;
-    while (cfg && dp->next_change < cfg->n_changes &&
-           cfg->changes[dp->next_change].time_ns <= now) {
-        char err[512];
-        pmd->now = now;
-        if (dp_apply_change(dp, &pmd, 1, &cfg->changes[dp->next_change], err, sizeof err)) {
-            fprintf(stderr, "flowswitch: %s\n", err);
-            return -1;
-        }
-        dp->next_change++;
-    }
-    return 0;
-}
-
-/* The replay models a PMD that polls back to back, each iteration taking
- * replay-iteration-ns (P) of virtual time: after a poll at t the next poll is
- * at t + P, and receives every frame stamped up to then. When the next
- * frame is later than that, the poll at t + P finds nothing and, being
- * idle, flushes everything queued; the clock then jumps to the frame. With
- * P = 0 a poll takes no time: frames sharing a timestamp form rx batches
- * and the PMD goes idle between timestamps. */
-int dp_replay(struct dp *dp, struct dp_pmd *pmd)
-{
-    uint64_t iter = dp->knobs.replay_iteration_ns;
-    bool polled = false;
-
-    fs_clock_init(&dp->clock, FS_CLOCK_VIRTUAL);
-    pmd->drain = true;
-    for (;;) {
-        uint64_t next = dp_next_rx_time(dp);
-        if (next == UINT64_MAX)
-            break;
-        uint64_t now = fs_clock_now(&dp->clock);
-        uint64_t t = next;
-        if (polled) {
-            if (next > now + iter && dp_pmd_holds_packets(pmd)) {
-                fs_clock_advance(&dp->clock, now + iter);
-                dp_pmd_poll(pmd, now + iter); /* idle: flushes */
-            }
-            if (t < now + iter)
-                t = now + iter;
-        }
-        fs_clock_advance(&dp->clock, t);
-        if (dp_replay_changes(dp, pmd, fs_clock_now(&dp->clock)))
-            return 1;
-        if (dp_pmd_poll(pmd, fs_clock_now(&dp->clock)) == 0) {
-            /* A backend announced a frame it does not deliver: stop rather
-             * than spin. */
-            fprintf(stderr, "flowswitch: replay stalled at t=%" PRIu64 " ns\n", next);
-            break;
-        }
-        polled = true;
-    }
-    /* The last iteration is followed by an idle one (and shutdown). */
-    uint64_t now = fs_clock_now(&dp->clock);
-    if (polled)
-        fs_clock_advance(&dp->clock, now + iter);
-    pmd->now = fs_clock_now(&dp->clock);
-    dp_pmd_flush(pmd);
-
-    int rc = 0;
-    for (unsigned i = 0; i < dp->n_ports; i++) {
-        const char *e = dp->ports[i].dev ? netdev_rx_error(dp->ports[i].dev) : NULL;
-        if (e) {
-            fprintf(stderr, "flowswitch: port %s: %s\n", dp->ports[i].name, e);
-            rc = 1;
-        }
-    }
-    return rc;
-}
-
-/* --- summary ------------------------------------------------------------ */
-
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
-struct dp_port_view {
-    uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, tx_dropped, send_calls;
-};
-
-static void dp_port_view(const struct dp *dp, struct dp_pmd *const *pmds,
-                         unsigned n_pmds, unsigned port, struct dp_port_view *v)
-{
-    memset(v, 0, sizeof *v);
-    uint64_t contract = dp_port_contract_drops(dp, port);
-    v->tx_packets -= contract;
-    v->tx_dropped += contract;
-    for (unsigned i = 0; i < n_pmds; i++) {
-        const struct dp_port_stats *ps = &pmds[i]->port_stats[port];
-        v->rx_packets += ps->tnl_rx;
-        v->rx_bytes += ps->tnl_rx_bytes;
-        v->tx_packets += ps->tnl_tx;
-        v->tx_bytes += ps->tnl_tx_bytes;
-        const struct txq_stats *s = &pmds[i]->txq[port].stats;
-        v->rx_packets += pmds[i]->port_stats[port].rx_packets;
-        v->rx_bytes += pmds[i]->port_stats[port].rx_bytes;
-        v->tx_packets += s->packets;
-        v->tx_bytes += s->bytes;
-        v->send_calls += s->send_calls;
-        for (int r = 0; r < DROP_N_REASONS; r++)
-            v->tx_dropped += s->dropped[r];
-    }
-}
-
-/* The flow-cache counters of a set of PMDs, summed. */
-static void dp_fcache_sum(struct dp_pmd *const *pmds, unsigned n_pmds, struct fcache_stats *t)
-{
-    memset(t, 0, sizeof *t);
-    for (unsigned i = 0; i < n_pmds; i++) {
-        struct fcache_stats s;
-        fcache_get_stats(pmds[i]->fc, &s);
-        t->lookups += s.lookups;
-        t->emc_hits += s.emc_hits;
-        t->smc_hits += s.smc_hits;
-        t->megaflow_hits += s.megaflow_hits;
-        t->direct += s.direct;
-        t->upcalls += s.upcalls;
-        t->upcall_misses += s.upcall_misses;
-        t->no_rule += s.no_rule;
-        t->subtable_lookups += s.subtable_lookups;
-        t->megaflows_installed += s.megaflows_installed;
-        t->megaflows_evicted += s.megaflows_evicted;
-        t->megaflows_flushed += s.megaflows_flushed;
-        t->megaflows_revalidated += s.megaflows_revalidated;
-        t->rule_changes += s.rule_changes;
-        t->emc_inserts += s.emc_inserts;
-        t->smc_inserts += s.smc_inserts;
-        t->megaflows += s.megaflows;
-        t->subtables += s.subtables;
-    }
-}
-
-static uint64_t dp_headroom_grown(struct dp_pmd *const *pmds, unsigned n_pmds)
-{
-    uint64_t n = 0;
-    for (unsigned i = 0; i < n_pmds; i++)
-        n += pmds[i]->headroom_grown;
-    return n;
-}
-
-static void dp_fcache_json(struct dp_pmd *const *pmds, unsigned n_pmds, FILE *out)
-{
-    struct fcache_stats s;
-    dp_fcache_sum(pmds, n_pmds, &s);
-    fprintf(out,
-            "{\"lookups\": %" PRIu64 ", \"emc_hits\": %" PRIu64 ", \"smc_hits\": %" PRIu64
-            ", \"megaflow_hits\": %" PRIu64 ", \"direct\": %" PRIu64 ", \"upcalls\": %" PRIu64
-            ", \"upcall_misses\": %" PRIu64 ", \"subtable_lookups\": %" PRIu64
-            ", \"subtable_lookups_per_megaflow_hit\": %.3f"
-            ", \"megaflows_installed\": %" PRIu64 ", \"megaflows_evicted\": %" PRIu64
-            ", \"megaflows_flushed\": %" PRIu64 ", \"megaflows_revalidated\": %" PRIu64
-            ", \"rule_changes\": %" PRIu64 ", \"emc_inserts\": %" PRIu64
-            ", \"smc_inserts\": %" PRIu64 ", \"megaflows\": %u, \"subtables\": %u}",
-            s.lookups, s.emc_hits, s.smc_hits, s.megaflow_hits, s.direct, s.upcalls,
-            s.upcall_misses, s.subtable_lookups,
-            s.megaflow_hits ? (double)s.subtable_lookups / (double)s.megaflow_hits : 0.0,
-            s.megaflows_installed, s.megaflows_evicted, s.megaflows_flushed,
-            s.megaflows_revalidated, s.rule_changes, s.emc_inserts, s.smc_inserts,
-            s.megaflows, s.subtables);
-}
-
-static void dp_csum_sum(struct dp_pmd *const *pmds, unsigned n_pmds,
-                        struct csum_stats *cs)
-{
-    uint64_t *d = (uint64_t *)(void *)cs;
-    memset(cs, 0, sizeof *cs);
-    for (unsigned i = 0; i < n_pmds; i++) {
-        const uint64_t *s = (const uint64_t *)(const void *)&pmds[i]->csum;
-        for (size_t k = 0; k < sizeof *cs / sizeof(uint64_t); k++)
-            d[k] += s[k];
-    }
-}
-
-static void json_layers(FILE *out, const char *name, const uint64_t v[CSUM_L_N])
-{
-    fprintf(out,
-            "\"%s\": {\"outer_ip\": %" PRIu64 ", \"outer_l4\": %" PRIu64
-            ", \"inner_ip\": %" PRIu64 ", \"inner_l4\": %" PRIu64 "}",
-            name, v[CSUM_L_OUTER_IP], v[CSUM_L_OUTER_L4], v[CSUM_L_INNER_IP],
-            v[CSUM_L_INNER_L4]);
-}
-
-static uint64_t sum_layers(const uint64_t v[CSUM_L_N])
-{
-    return v[0] + v[1] + v[2] + v[3];
-}
-
-static void dp_csum_json(const struct csum_stats *cs, FILE *out)
-{
-    fprintf(out, "{");
-    json_layers(out, "sw", cs->sw);
-    fprintf(out, ", \"sw_total\": %" PRIu64 ", ", sum_layers(cs->sw));
-    json_layers(out, "offloaded", cs->offloaded);
-    fprintf(out, ", \"offloaded_total\": %" PRIu64 ", \"guest_partial\": %" PRIu64 ", ",
-            sum_layers(cs->offloaded), cs->guest_partial);
-    json_layers(out, "rx_bad", cs->rx_bad);
-    fprintf(out,
-            ", \"rx_partial\": %" PRIu64 ", \"sw_verified\": %" PRIu64
-            ", \"sw_verify_failed\": %" PRIu64 ", \"bad_forwarded\": %" PRIu64 "}",
-            cs->rx_partial, cs->sw_verified, cs->sw_verify_failed, cs->bad_forwarded);
-}
-
-void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
-                      unsigned n_pmds, FILE *out, bool json)
-{
-    struct drop_stats d;
-    struct dp_totals t;
-    uint64_t parse[PARSE_N_RESULTS] = {0};
-    dp_drops(dp, pmds, n_pmds, &d);
-    dp_totals(dp, pmds, n_pmds, &t);
-    for (unsigned i = 0; i < n_pmds; i++)
-        for (int r = 0; r < PARSE_N_RESULTS; r++)
-            parse[r] += pmds[i]->parse_results[r];
-    bool conserved = t.rx + t.copies == t.tx + t.dropped + t.queued;
-    struct csum_stats cs;
-    dp_csum_sum(pmds, n_pmds, &cs);
-
-    if (json) {
-        fprintf(out, "{\n  \"flowswitch\": \"%s\",\n  \"config\": ", FS_VERSION);
-        json_str(out, dp->cfg_path ? dp->cfg_path : "");
-        fprintf(out, ",\n  \"ports\": [");
-        for (unsigned p = 0; p < dp->n_ports; p++) {
-            const struct dp_port *port = &dp->ports[p];
-            struct dp_port_view v;
-            struct netdev_stats ns;
-            char caps[256];
-            dp_port_view(dp, pmds, n_pmds, p, &v);
-            netdev_caps_format(&port->caps, caps, sizeof caps);
-            if (port->dev)
-                netdev_get_stats(port->dev, &ns);
-            else
-                memset(&ns, 0, sizeof ns);
-            fprintf(out,
-                    "%s\n    {\"name\": \"%s\", \"port_no\": %u, \"type\": \"%s\", "
-                    "\"caps\": \"%s\", \"rx_packets\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-                    ", \"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
-                    ", \"tx_dropped\": %" PRIu64 ", \"send_calls\": %" PRIu64
-                    ", \"backend\": {\"rx_dropped\": %" PRIu64 ", \"rx_errors\": %" PRIu64
-                    ", \"tx_errors\": %" PRIu64 ", \"rx_csum_good\": %" PRIu64
-                    ", \"rx_csum_bad\": %" PRIu64 ", \"tx_offload_contract\": %" PRIu64 "}",
-                    p ? "," : "", port->name, port->port_no, port->type, caps,
-                    v.rx_packets, v.rx_bytes, v.tx_packets, v.tx_bytes, v.tx_dropped,
-                    v.send_calls, ns.rx_dropped, ns.rx_errors, ns.tx_errors,
-                    ns.rx_csum_good, ns.rx_csum_bad, ns.tx_offload_contract);
-            const char *e = port->dev ? netdev_rx_error(port->dev) : NULL;
-            if (e) {
-                fprintf(out, ", \"rx_error\": ");
-                json_str(out, e);
-            }
-            fprintf(out, "}");
-        }
-        fprintf(out, "\n  ],\n  \"drops\": {");
-        for (int r = 0; r < DROP_N_REASONS; r++)
-            fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
-                    drop_reason_name((enum drop_reason)r), d.n[r]);
-        fprintf(out, "},\n  \"parse\": {");
-        for (int r = 0; r < PARSE_N_RESULTS; r++)
-            fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
-                    parse_result_name((enum parse_result)r), parse[r]);
-        fprintf(out, "},\n  \"csum\": ");
-        dp_csum_json(&cs, out);
-        fprintf(out, ",\n  \"fcache\": ");
-        dp_fcache_json(pmds, n_pmds, out);
-        fprintf(out,
-                ",\n  \"totals\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
-                ", \"copies\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"queued\": %" PRIu64
-                "},\n  \"headroom_grown\": %" PRIu64 ",\n  \"changes_applied\": %" PRIu64 ",\n  \"conservation\": %s\n}\n",
-                t.rx, t.tx, t.copies, t.dropped, t.queued, dp_headroom_grown(pmds, n_pmds),
-                dp->changes_applied,
-                conserved ? "true" : "false");
-        return;
-    }
-
-    fprintf(out, "%-12s %-6s %10s %12s %10s %12s %8s %6s  %s\n", "port", "type",
-            "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "tx_drop", "sends", "caps");
+    const struct dp *dp = pmd->dp;
+    memset(out, 0, sizeof *out);
+    memcpy(out->n, pmd->n, sizeof out->n);
+    out->n[DP_STAT_QUEUED] = dp_pmd_queued(pmd);
+    memcpy(out->drops, pmd->drops.n, sizeof out->drops);
+    memcpy(out->parse, pmd->parse_results, sizeof out->parse);
+    out->csum = pmd->csum;
+    fcache_get_stats(pmd->fc, &out->fcache);
     for (unsigned p = 0; p < dp->n_ports; p++) {
-        const struct dp_port *port = &dp->ports[p];
-        struct dp_port_view v;
-        char caps[256];
-        dp_port_view(dp, pmds, n_pmds, p, &v);
-        netdev_caps_format(&port->caps, caps, sizeof caps);
-        fprintf(out,
-                "%-12s %-6s %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %12" PRIu64
-                " %8" PRIu64 " %6" PRIu64 "  %s\n",
-                port->name, port->type, v.rx_packets, v.rx_bytes, v.tx_packets,
-                v.tx_bytes, v.tx_dropped, v.send_calls, caps);
+        memcpy(out->ports[p].n, pmd->port_n[p], sizeof out->ports[p].n);
+        out->ports[p].tx = pmd->txq[p].stats;
+        for (int r = 0; r < DROP_N_REASONS; r++)
+            out->drops[r] += pmd->txq[p].stats.dropped[r];
     }
-    fprintf(out, "drops:%s\n", drop_stats_total(&d) ? "" : " none");
-    for (int r = 0; r < DROP_N_REASONS; r++)
-        if (d.n[r])
-            fprintf(out, "  %-24s %10" PRIu64 "  %s\n",
-                    drop_reason_name((enum drop_reason)r), d.n[r],
-                    drop_reason_desc((enum drop_reason)r));
-    for (int r = 1; r < PARSE_N_RESULTS; r++) {
-        char name[64];
-        if (!parse[r])
+}
+
+/* dst[i] += src[i] (sub: -=) over one counter array. */
+static void dp_counters_acc(uint64_t *dst, const uint64_t *src, size_t n, bool sub)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = sub ? dst[i] - src[i] : dst[i] + src[i];
+}
+
+#define DP_ACC(dst, src, sub) \
+    dp_counters_acc((dst), (src), sizeof(dst) / sizeof((dst)[0]), (sub))
+
+/* The one walk over every counter of a snapshot. */
+static void dp_stats_acc(struct dp_stats *dst, const struct dp_stats *src, bool sub)
+{
+    DP_ACC(dst->n, src->n, sub);
+    DP_ACC(dst->drops, src->drops, sub);
+    DP_ACC(dst->parse, src->parse, sub);
+    DP_ACC(dst->csum.n, src->csum.n, sub);
+    DP_ACC(dst->fcache.n, src->fcache.n, sub);
+    for (unsigned p = 0; p < DP_MAX_PORTS; p++) {
+        struct dp_port_stats *d = &dst->ports[p];
+        const struct dp_port_stats *s = &src->ports[p];
+        DP_ACC(d->n, s->n, sub);
+        DP_ACC(d->tx.n, s->tx.n, sub);
+        DP_ACC(d->tx.dropped, s->tx.dropped, sub);
+        DP_ACC(d->tx.batch_hist, s->tx.batch_hist, sub);
+        DP_ACC(d->tx.wait_hist, s->tx.wait_hist, sub);
+        if (!sub && s->tx.wait_max_ns > d->tx.wait_max_ns)
+            d->tx.wait_max_ns = s->tx.wait_max_ns;
+    }
+}
+
+void dp_stats_add(struct dp_stats *dst, const struct dp_stats *src)
+{
+    dp_stats_acc(dst, src, false);
+}
+
+void dp_stats_sub(struct dp_stats *dst, const struct dp_stats *src)
+{
+    dp_stats_acc(dst, src, true);
+}
+
+void dp_stats_finish(const struct dp *dp, struct dp_stats *s)
+{
+    for (unsigned p = 0; p < dp->n_ports; p++) {
+        struct netdev_stats ns;
+        if (!dp->ports[p].dev)
             continue;
-        snprintf(name, sizeof name, "parse_error/%s", parse_result_name((enum parse_result)r));
-        fprintf(out, "  %-24s %10" PRIu64 "  %s\n", name, parse[r],
-                parse_result_desc((enum parse_result)r));
+        netdev_get_stats(dp->ports[p].dev, &ns);
+        s->ports[p].tx.n[TXQ_STAT_PACKETS] -= ns.tx_offload_contract;
+        s->ports[p].tx.dropped[DROP_offload_contract] += ns.tx_offload_contract;
+        s->drops[DROP_offload_contract] += ns.tx_offload_contract;
     }
-    struct fcache_stats fs;
-    dp_fcache_sum(pmds, n_pmds, &fs);
-    fprintf(out,
-            "flow caches: %" PRIu64 " lookups: emc %" PRIu64 ", smc %" PRIu64
-            ", megaflow %" PRIu64 ", upcalls %" PRIu64 " (%" PRIu64 " without a rule); %"
-            PRIu64 " megaflows installed, %" PRIu64 " evicted, %" PRIu64 " flushed; %" PRIu64
-            " direct (past the EMC/SMC)\n",
-            fs.lookups, fs.emc_hits, fs.smc_hits, fs.megaflow_hits, fs.upcalls,
-            fs.upcall_misses, fs.megaflows_installed, fs.megaflows_evicted,
-            fs.megaflows_flushed, fs.direct);
-    fprintf(out,
-            "checksums: %" PRIu64 " computed in software, %" PRIu64
-            " offloaded to ports, %" PRIu64 " passed partial to guests, %" PRIu64
-            " bad forwarded\n",
-            sum_layers(cs.sw), sum_layers(cs.offloaded), cs.guest_partial,
-            cs.bad_forwarded);
-    fprintf(out,
-            "totals: rx %" PRIu64 " + copies %" PRIu64 " = tx %" PRIu64
-            " + dropped %" PRIu64 " + queued %" PRIu64 " (%s)\n",
-            t.rx, t.copies, t.tx, t.dropped, t.queued,
-            conserved ? "conserved" : "NOT CONSERVED");
+}
+
+void dp_stats_collect(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                      struct dp_stats *out)
+{
+    struct dp_stats one;
+    memset(out, 0, sizeof *out);
+    for (unsigned i = 0; i < n_pmds; i++) {
+        dp_pmd_stats(pmds[i], &one);
+        dp_stats_add(out, &one);
+    }
+    dp_stats_finish(dp, out);
+}
+
+void dp_stats_totals(const struct dp_stats *s, unsigned n_ports, struct dp_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    t->copies = s->n[DP_STAT_COPIES];
+    t->queued = s->n[DP_STAT_QUEUED];
+    for (int r = 0; r < DROP_N_REASONS; r++)
+        t->dropped += s->drops[r];
+    for (unsigned p = 0; p < n_ports && p < DP_MAX_PORTS; p++) {
+        t->rx += s->ports[p].n[DP_PORT_RX_PACKETS];
+        t->tx += s->ports[p].tx.n[TXQ_STAT_PACKETS];
+    }
 }

@@ -1,174 +1,272 @@
-/* dp.h: the datapath: ports, the rule table, and the PMD poll loop.
+/* dp.h: the datapath core's public interface.
  *
- * A struct dp owns the ports (netdevs) and the rules built from a config.
- * A struct dp_pmd is one polling context: its clock reading 'now', its rx
- * batch, its per-port output queues (txq), its flow caches and its
- * counters. Nothing in a dp_pmd is shared with another PMD.
+ * A struct dp owns the ports and the rule table; a struct dp_pmd is one
+ * polling context (its clock reading, output queues, flow caches and
+ * counters), driven by whoever owns the thread: the PMD runtime, the
+ * replay engine or the simulator. Both types are private to dp.c.
+ *
+ * Threads: the control side (dp_create, dp_port_*, dp_rules_apply,
+ * dp_knob_update, dp_stats_collect after the PMDs stopped) runs on one
+ * thread; each dp_pmd is used by one thread at a time. Rule and knob
+ * changes are published to the PMDs without locks on their fast path: a
+ * PMD takes them at the start of its next dp_pmd_poll() (its quiescent
+ * point), after flushing its output queues, and a replaced rule table is
+ * freed once every PMD has moved past it (dp_rules_reclaim).
  *
  * Conservation, per PMD and in total, at every step:
- *   rx + copies = tx + drops + queued
+ *   rx + copies = tx + dropped + queued
  * where copies are the extra packets made by multiple outputs. */
 #ifndef FS_DP_H
 #define FS_DP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
-#include "clock.h"
-#include "config.h"
 #include "drop.h"
 #include "fcache.h"
 #include "netdev.h"
 #include "offload.h"
 #include "parse.h"
 #include "rules.h"
-#include "tunnel.h"
 #include "txq.h"
 
-#define DP_MAX_PORTS CONFIG_MAX_PORTS
+#define DP_MAX_PORTS 64
 
-struct dp_port {
-    struct netdev *dev;   /* NULL once removed, and for tunnel ports */
-    bool tunnel;          /* a VXLAN port: no device, see tnl */
-    struct tnl_cfg tnl;
-    /* An underlay port: the tunnels whose traffic arrives here. */
-    struct tnl_cfg *tnls;
-    uint16_t *tnl_ports;
-    unsigned n_tnls;
-    char name[NETDEV_NAME_MAX];
-    char type[NETDEV_NAME_MAX];
-    uint16_t port_no;
-    struct netdev_caps caps;
-    unsigned tx_retries;
-    bool rx_done;         /* finite source exhausted (replay) */
+struct dp;
+struct dp_pmd;
+
+/* ---- knobs ------------------------------------------------------------- */
+
+struct dp_knobs {
+    uint32_t tx_flush_interval_us; /* 0..1000000, default 0 */
+    uint32_t tx_retries;           /* default per-port retries, 0..32, default 8 */
+    bool bad_csum_forward;         /* bad-csum = drop (default) | forward */
+    uint32_t emc_entries;          /* power of two, default 8192 */
+    uint32_t emc_ways;             /* 1 or 2, default 2 */
+    uint32_t emc_insert_inv_prob;  /* 0 = EMC off, 1 = always, default 100 */
+    uint32_t emc_max_key_len;      /* bytes, default 136 (every key) */
+    bool smc;                      /* smc = on (default) | off */
+    uint32_t smc_entries;          /* power of two, default 2^20 */
+    uint32_t megaflow_max;         /* default 65535 */
+    uint32_t subtable_resort_ms;   /* default 1000 */
+    bool megaflow_revalidate;      /* on (default) | off */
+    uint32_t seed;                 /* PRNG seed of the caches, default 0 */
+    uint32_t direct_subtables;     /* ports with at most this many megaflow
+                                    * subtables skip the EMC/SMC, default 1 */
 };
 
-struct dp {
-    struct dp_port ports[DP_MAX_PORTS];
-    unsigned n_ports;
-    struct rule_table *rules;
-    struct dp_knobs knobs;
-    struct fs_clock clock;
-    const char *cfg_path; /* for messages */
-    const struct config *cfg; /* must outlive the dp */
-    size_t next_change;   /* replay: the next cfg->changes[] to apply */
-    int64_t emc_port_inv_prob[DP_MAX_PORTS]; /* per in_port EMC override, -1 none */
-    uint64_t changes_applied;
-    bool has_tunnels;     /* some port is a tunnel: packets need p->hash
-                           * (the VXLAN source port) whatever the caches do */
-};
+void dp_knobs_default(struct dp_knobs *k);
 
-/* An rx queue a PMD polls. */
-struct dp_rxq_ref {
-    uint16_t port;
-    uint16_t qid;
-};
+/* Sets knob 'name' ("tx-flush-interval", "smc", ...) from its text form.
+ * Returns 0; -1 with the reason in err for a bad value; 1 if 'name' is not
+ * a datapath knob (err untouched). */
+int dp_knobs_set(struct dp_knobs *k, const char *name, const char *value, char *err,
+                 size_t errlen);
 
-/* Per-port counters of one PMD. */
-struct dp_port_stats {
-    uint64_t rx_packets, rx_bytes;   /* device ports */
-    uint64_t tnl_rx, tnl_rx_bytes;   /* tunnel ports: packets decapsulated */
-    uint64_t tnl_tx, tnl_tx_bytes;   /* tunnel ports: packets encapsulated */
-};
+/* The knob names, comma separated, for "unknown knob" messages. */
+void dp_knobs_names(char *buf, size_t size);
 
-struct dp_pmd {
-    struct dp *dp;
-    uint64_t now;                 /* refreshed once per poll iteration */
-    struct pkt_batch rx;          /* the batch being processed */
-    struct txq txq[DP_MAX_PORTS]; /* output batch per port */
-    struct dp_port_stats port_stats[DP_MAX_PORTS];
-    struct drop_stats drops;
-    uint64_t copies;
-    uint64_t headroom_grown;      /* tunnel pushes that had to grow headroom */
-    uint16_t rx_flags;            /* PKT_BATCH_F_* of the batch in process */
-    struct csum_stats csum;
-    uint64_t parse_results[PARSE_N_RESULTS];
-    uint64_t iterations, idle_iterations;
-    struct fcache *fc;            /* EMC -> SMC -> megaflows -> rule table */
-    /* The rx queues this PMD polls; n_rxqs == 0 means every queue of every
-     * port (the single-PMD replay case). */
-    struct dp_rxq_ref rxqs[DP_MAX_PORTS * 4];
-    unsigned n_rxqs;
-    /* Replay: drain each rx queue of everything due before polling the
-     * next, so frames with equal timestamps leave in port order whatever
-     * the burst size. */
-    bool drain;
-};
+/* ---- datapath and ports ------------------------------------------------- */
 
-/* Opens every port of cfg and builds the rule table. Output paths of
- * backends are resolved against out_dir (NULL: the config's directory).
- * On failure returns -1 with "file:line: port NAME: reason" in err. */
-int dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
-              char *err, size_t errlen);
+/* Creates an empty datapath. Returns 0, or -1 with the reason in err (a
+ * knob combination the flow caches refuse). */
+int dp_create(const struct dp_knobs *knobs, struct dp **out, char *err, size_t errlen);
 
-/* Parses cfg's rules into t (cleared first; left empty on failure).
- * Returns 0, or -1 with "file:line: rule: reason" in err. */
-int dp_rules_load(struct rule_table *t, const struct config *cfg, char *err, size_t errlen);
-
-/* Closes the ports. Every PMD must have been destroyed first. */
+/* Closes the ports and frees the rule tables. Every PMD must have been
+ * destroyed first. NULL is ignored. */
 void dp_destroy(struct dp *dp);
 
-/* Replaces the rule table with rules parsed from cfg (after flushing every
- * PMD's output queues). Returns 0, or -1 with the reason in err. */
-int dp_set_rules(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
-                 const struct config *cfg, char *err, size_t errlen);
+/* A port to add: a device of a registered backend type, or a tunnel port
+ * (type "vxlan", no device: args holds its options). */
+struct dp_port_params {
+    const char *name;
+    const char *type;
+    struct netdev_args args;
+    int tx_retries;              /* -1: the datapath's tx-retries */
+    int64_t emc_insert_inv_prob; /* -1: the datapath's emc-insert-inv-prob */
+};
 
-/* Applies a scripted change: flushes every PMD's output queues, then
- * deletes/adds rules and sets knobs. Rules were validated by config_load;
- * returns -1 with the reason in err if one still fails to parse. */
-int dp_apply_change(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
-                    const struct config_change *ch, char *err, size_t errlen);
-
-/* The flow-cache configuration of dp's knobs and per-port overrides. */
-void dp_fcache_cfg(const struct dp *dp, struct fcache_cfg *fc);
-
-/* NULL if out of memory. */
-struct dp_pmd *dp_pmd_create(struct dp *dp);
-
-/* Makes the PMD poll (port, qid); once any is added, it polls only those.
- * Returns 0, or -1 if the list is full or the queue does not exist. */
-int dp_pmd_add_rxq(struct dp_pmd *pmd, uint16_t port, uint16_t qid);
-
-/* Makes the PMD transmit on tx queue qid of port (default 0). */
-void dp_pmd_set_txq(struct dp_pmd *pmd, uint16_t port, unsigned qid);
-
-/* Flushes the output queues, then frees the PMD. */
-void dp_pmd_destroy(struct dp_pmd *pmd);
-
-/* Processes the packets of pmd->rx, all received on port in_port: sets
- * their in_port, counts them in the port's rx stats, parses, looks up,
- * executes actions, queues outputs. Consumes every packet. */
-void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port);
-
-/* One poll iteration at time 'now': receive from every port in port order,
- * process each batch, then flush the output queues that are due (all of
- * them with interval 0, or when nothing was received). Returns the number
- * of packets received. */
-unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now);
-
-/* Sends everything queued on every port. */
-void dp_pmd_flush(struct dp_pmd *pmd);
+/* Adds a port (numbered from 0 in the order added) before any PMD is
+ * created. Returns the port number, or -1 with the reason in err. */
+int dp_port_add(struct dp *dp, const struct dp_port_params *p, char *err, size_t errlen);
 
 /* Removes a port: flushes every PMD's queue to it (packets that cannot be
  * sent are dropped and counted), then closes the device. */
 void dp_port_remove(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
                     uint16_t port_no);
 
-/* Summed counters of a set of PMDs. */
+/* The PMDs stop polling the port (a replay source that is exhausted). */
+void dp_port_rx_stop(struct dp *dp, uint16_t port_no);
+
+unsigned dp_n_ports(const struct dp *dp);
+
+/* Port number of a name (or a decimal number), -1 if unknown. Matches
+ * rule_port_lookup_fn with aux = the dp. */
+int dp_port_lookup(void *dp, const char *name);
+
+struct dp_port_info {
+    const char *name;
+    const char *type;
+    uint16_t port_no;
+    bool tunnel;             /* a VXLAN port: no device */
+    bool rx_stopped;         /* dp_port_rx_stop() */
+    struct netdev *dev;      /* NULL for tunnels and removed ports */
+    struct netdev_caps caps;
+};
+
+void dp_port_get(const struct dp *dp, unsigned port_no, struct dp_port_info *info);
+
+/* ---- rules and run-time knobs ----------------------------------------- */
+
+struct dp_rule_src {
+    const char *text; /* "match actions=..." in ovs-ofctl syntax */
+    int line;         /* where it was written, for messages; 0 if nowhere */
+};
+
+/* One atomic change of the rule table: optionally remove every rule, then
+ * delete (strict: priority and match) and add. */
+struct dp_rule_edit {
+    bool clear;
+    const struct dp_rule_src *del;
+    size_t n_del;
+    const struct dp_rule_src *add;
+    size_t n_add;
+};
+
+/* Applies an edit as a whole or not at all: every rule is parsed first,
+ * then a new table is published for the PMDs. Returns 0, or -1 with
+ * "ORIGIN:LINE: reason" in err (origin names the source, e.g. a file). */
+int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *edit, const char *origin,
+                   char *err, size_t errlen);
+
+/* The current rule table (control thread only; valid until the next edit). */
+const struct rule_table *dp_rules(const struct dp *dp);
+
+/* Frees the replaced rule tables that no PMD uses any more. Returns how
+ * many are still waiting for a PMD. */
+unsigned dp_rules_reclaim(struct dp *dp);
+
+/* Changes a knob at run time: tx-flush-interval, tx-retries (each PMD's
+ * output queues) and bad-csum. The PMDs apply it at their next poll. Returns 0, or -1 with the reason
+ * in err (unknown knob, bad value, or one that needs a restart). */
+int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err,
+                   size_t errlen);
+
+const struct dp_knobs *dp_get_knobs(const struct dp *dp);
+
+/* ---- PMDs ----------------------------------------------------------------- */
+
+/* NULL if out of memory. */
+struct dp_pmd *dp_pmd_create(struct dp *dp);
+
+/* Flushes the output queues, then frees the PMD. NULL is ignored. */
+void dp_pmd_destroy(struct dp_pmd *pmd);
+
+/* Makes the PMD poll (port, qid); once any is added, it polls only those.
+ * Returns 0, or -1 if the list is full or the queue does not exist. */
+int dp_pmd_add_rxq(struct dp_pmd *pmd, uint16_t port, uint16_t qid);
+
+unsigned dp_pmd_n_rxqs(const struct dp_pmd *pmd);
+void dp_pmd_get_rxq(const struct dp_pmd *pmd, unsigned i, uint16_t *port, uint16_t *qid);
+
+/* Makes the PMD transmit on tx queue qid of port (default 0), through
+ * 'dev' instead of the port's own device when not NULL (a proxy that
+ * serialises PMDs sharing a queue). */
+void dp_pmd_set_txq(struct dp_pmd *pmd, uint16_t port, unsigned qid, struct netdev *dev);
+unsigned dp_pmd_txq_id(const struct dp_pmd *pmd, uint16_t port);
+
+/* Replay: drain each rx queue of everything due before polling the next,
+ * so frames with equal timestamps leave in port order whatever the burst
+ * size. */
+void dp_pmd_set_drain(struct dp_pmd *pmd, bool drain);
+
+/* One poll iteration at time 'now' (ns): takes pending rule and knob
+ * changes, receives from every rx queue in order, processes each batch,
+ * then flushes the output queues that are due (all of them with interval
+ * 0, or when nothing was received). Returns the packets received. */
+unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now);
+
+/* Sends everything queued on every port at time 'now'. */
+void dp_pmd_flush(struct dp_pmd *pmd, uint64_t now);
+
+/* Packets waiting in the PMD's output queues. */
+unsigned dp_pmd_queued(const struct dp_pmd *pmd);
+
+/* The PMD's flow caches (for their memory and stats reports). */
+const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd);
+
+/* ---- counters ------------------------------------------------------------- */
+
+/* Per-PMD counters beyond drops, parse results, checksums and caches. */
+#define DP_STATS(X)                                                           \
+    X(COPIES, copies)                 /* extra packets of multiple outputs */ \
+    X(HEADROOM_GROWN, headroom_grown) /* tunnel pushes that grew headroom */  \
+    X(ITERATIONS, iterations)         /* dp_pmd_poll() calls */               \
+    X(IDLE_ITERATIONS, idle_iterations) /* ... that received nothing */       \
+    X(QUEUED, queued)                 /* gauge: packets in output queues */
+
+enum dp_stat {
+#define DP_STAT_ENUM_(ID, name) DP_STAT_##ID,
+    DP_STATS(DP_STAT_ENUM_)
+#undef DP_STAT_ENUM_
+    DP_N_STATS
+};
+
+/* Per-port counters of the datapath (the device's own are netdev_stats). */
+enum dp_port_stat {
+    DP_PORT_RX_PACKETS,   /* received on a device port */
+    DP_PORT_RX_BYTES,
+    DP_PORT_TNL_RX,       /* tunnel ports: packets decapsulated */
+    DP_PORT_TNL_RX_BYTES,
+    DP_PORT_TNL_TX,       /* tunnel ports: packets encapsulated */
+    DP_PORT_TNL_TX_BYTES,
+    DP_PORT_N_STATS
+};
+
+struct dp_port_stats {
+    uint64_t n[DP_PORT_N_STATS];
+    struct txq_stats tx; /* the output queues to this port */
+};
+
+/* A snapshot of counters: one PMD's, or the sum over several. Every
+ * counter is in an array indexed by its enum, and dp_stats_add() is the one
+ * place they are added up. */
+struct dp_stats {
+    uint64_t n[DP_N_STATS];
+    uint64_t drops[DROP_N_REASONS];    /* the PMDs' and their queues' */
+    uint64_t parse[PARSE_N_RESULTS];
+    struct csum_stats csum;
+    struct fcache_stats fcache;
+    struct dp_port_stats ports[DP_MAX_PORTS];
+};
+
+const char *dp_stat_name(enum dp_stat s);
+
+/* One PMD's counters (on its thread, or after it stopped). */
+void dp_pmd_stats(const struct dp_pmd *pmd, struct dp_stats *out);
+
+/* dst += src; dst -= src (a change over an interval: read gauges such as
+ * DP_STAT_QUEUED from a snapshot, not from a difference). */
+void dp_stats_add(struct dp_stats *dst, const struct dp_stats *src);
+void dp_stats_sub(struct dp_stats *dst, const struct dp_stats *src);
+
+/* The sum of pmds[0..n) plus what the devices dropped after accepting
+ * (offload_contract: counted as sent by the queues, reported as drops).
+ * The PMDs must not be running. */
+void dp_stats_collect(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                      struct dp_stats *out);
+
+/* Adds the devices' contract drops to a sum of PMD snapshots (what
+ * dp_stats_collect does after adding). */
+void dp_stats_finish(const struct dp *dp, struct dp_stats *s);
+
 struct dp_totals {
     uint64_t rx, tx, copies, dropped, queued;
 };
-void dp_totals(const struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
-               struct dp_totals *t);
 
-/* Replay: runs one PMD on the virtual clock until every port's input is
- * consumed and every queue is empty. Returns 0, or 1 if some port reported
- * an rx error (outputs are still complete up to it). */
-int dp_replay(struct dp *dp, struct dp_pmd *pmd);
-
-/* Prints the per-port and per-drop-reason summary (text or JSON). */
-void dp_print_summary(const struct dp *dp, struct dp_pmd *const *pmds,
-                      unsigned n_pmds, FILE *out, bool json);
+/* The totals of a snapshot; conserved when rx + copies = tx + dropped +
+ * queued. */
+void dp_stats_totals(const struct dp_stats *s, unsigned n_ports, struct dp_totals *t);
 
 #endif

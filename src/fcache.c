@@ -8,12 +8,10 @@
 #include <string.h>
 
 #include "classifier.h"
-#include "config.h"
 #include "emc.h"
 #include "packet.h"
 #include "smc.h"
 
-_Static_assert(FCACHE_MAX_PORTS == CONFIG_MAX_PORTS, "one EMC override per port");
 _Static_assert(PKT_BATCH_MAX <= 32, "batch maps are 32-bit");
 
 /* Classifier slots: one per in_port below FCACHE_MAX_PORTS, one shared by
@@ -203,7 +201,7 @@ static void fcache_remove_all(struct fcache *fc, uint64_t *counter)
 void fcache_flush(struct fcache *fc)
 {
     fcache_drain_deferred(fc);
-    fcache_remove_all(fc, &fc->st.megaflows_flushed);
+    fcache_remove_all(fc, &fc->st.n[FCACHE_STAT_MEGAFLOWS_FLUSHED]);
     if (fc->emc)
         emc_flush(fc->emc);
     if (fc->smc)
@@ -215,6 +213,11 @@ void fcache_set_rules(struct fcache *fc, const struct rule_table *rules)
     fcache_flush(fc);
     fc->rules = rules;
     fc->rules_version = rule_table_version(rules);
+}
+
+void fcache_switch_rules(struct fcache *fc, const struct rule_table *rules)
+{
+    fc->rules = rules;
 }
 
 /* True if every bit of a is in b. */
@@ -233,13 +236,13 @@ static bool mask_within(const struct flow_mask *a, const struct flow_mask *b)
 static void fcache_revalidate(struct fcache *fc)
 {
     struct cls_flows *f = &fc->flows;
-    fc->st.rule_changes++;
+    fc->st.n[FCACHE_STAT_RULE_CHANGES]++;
     size_t nrules = rule_table_count(fc->rules);
     if (!fc->cfg.revalidate ||
         (uint64_t)f->n * (nrules ? nrules : 1) > FCACHE_REVALIDATE_BUDGET) {
         if (fc->cfg.revalidate && f->n)
-            fc->st.revalidate_over_budget++;
-        fcache_remove_all(fc, &fc->st.megaflows_flushed);
+            fc->st.n[FCACHE_STAT_REVALIDATE_OVER_BUDGET]++;
+        fcache_remove_all(fc, &fc->st.n[FCACHE_STAT_MEGAFLOWS_FLUSHED]);
         return;
     }
     for (uint32_t i = 0; i < f->hw; i++) {
@@ -251,7 +254,7 @@ static void fcache_revalidate(struct fcache *fc)
         const struct rule *r = rule_table_lookup(fc->rules, &mf->key, &wc);
         if (!mask_within(&wc, &mf->st->mask)) {
             action_list_unref(cls_flow_remove(f, i));
-            fc->st.megaflows_flushed++;
+            fc->st.n[FCACHE_STAT_MEGAFLOWS_FLUSHED]++;
             continue;
         }
         struct action_list *acts = r ? r->actions : NULL;
@@ -259,7 +262,7 @@ static void fcache_revalidate(struct fcache *fc)
             action_list_unref(mf->actions);
             mf->actions = action_list_ref(acts);
         }
-        fc->st.megaflows_revalidated++;
+        fc->st.n[FCACHE_STAT_MEGAFLOWS_REVALIDATED]++;
     }
 }
 
@@ -282,7 +285,7 @@ static inline const struct action_list *fcache_answer(struct fcache *fc, uint32_
 {
     struct cls_megaflow *mf = cls_flow(&fc->flows, idx);
     mf->ref = 1;
-    fc->st.no_rule += mf->actions == NULL;
+    fc->st.n[FCACHE_STAT_NO_RULE] += mf->actions == NULL;
     return mf->actions;
 }
 
@@ -292,9 +295,9 @@ static inline void fcache_emc_maybe_insert(struct fcache *fc, const struct flow_
     uint64_t thr = fc->emc_thr[fcache_port(key->in_port)];
     if (emc_insert_draw(&fc->rng, thr)) {
         if (emc_insert(fc->emc, &fc->flows, key, hash, idx, cls_flow(&fc->flows, idx)->gen))
-            fc->st.emc_inserts++;
+            fc->st.n[FCACHE_STAT_EMC_INSERTS]++;
         else
-            fc->st.emc_insert_too_long++;
+            fc->st.n[FCACHE_STAT_EMC_INSERT_TOO_LONG]++;
     }
 }
 
@@ -302,9 +305,9 @@ static inline void fcache_smc_insert(struct fcache *fc, uint32_t hash, uint32_t 
 {
     if (fc->smc) {
         if (smc_insert(fc->smc, hash, idx))
-            fc->st.smc_inserts++;
+            fc->st.n[FCACHE_STAT_SMC_INSERTS]++;
         else
-            fc->st.smc_insert_unaddressable++;
+            fc->st.n[FCACHE_STAT_SMC_INSERT_UNADDRESSABLE]++;
     }
 }
 
@@ -317,15 +320,15 @@ static const struct action_list *fcache_upcall(struct fcache *fc, const struct f
     const struct rule *r = rule_table_lookup(fc->rules, key, &wc);
     wc.m.in_port = UINT32_MAX;
     struct action_list *acts = r ? r->actions : NULL;
-    fc->st.upcalls++;
+    fc->st.n[FCACHE_STAT_UPCALLS]++;
     if (!r) {
-        fc->st.upcall_misses++;
-        fc->st.no_rule++;
+        fc->st.n[FCACHE_STAT_UPCALL_MISSES]++;
+        fc->st.n[FCACHE_STAT_NO_RULE]++;
     }
 
     struct classifier *c = fcache_cls_get(fc, fcache_port(key->in_port));
     if (!c) {
-        fc->st.megaflow_install_failed++;
+        fc->st.n[FCACHE_STAT_MEGAFLOW_INSTALL_FAILED]++;
         return acts;
     }
     struct cls_flows *f = &fc->flows;
@@ -336,7 +339,7 @@ static const struct action_list *fcache_upcall(struct fcache *fc, const struct f
             unsigned cap = fc->cap_deferred * 2;
             struct action_list **d = realloc(fc->deferred, cap * sizeof *d);
             if (!d) {
-                fc->st.megaflow_install_failed++;
+                fc->st.n[FCACHE_STAT_MEGAFLOW_INSTALL_FAILED]++;
                 return acts;
             }
             fc->deferred = d;
@@ -344,7 +347,7 @@ static const struct action_list *fcache_upcall(struct fcache *fc, const struct f
         }
         uint32_t v = cls_flows_victim(f);
         fc->deferred[fc->n_deferred++] = cls_flow_remove(f, v);
-        fc->st.megaflows_evicted++;
+        fc->st.n[FCACHE_STAT_MEGAFLOWS_EVICTED]++;
     }
     uint32_t idx;
     int rc = classifier_insert(c, key, &wc, action_list_ref(acts), &idx);
@@ -353,11 +356,11 @@ static const struct action_list *fcache_upcall(struct fcache *fc, const struct f
          * way the packet still gets the rule's answer. */
         action_list_unref(acts);
         if (rc < 0) {
-            fc->st.megaflow_install_failed++;
+            fc->st.n[FCACHE_STAT_MEGAFLOW_INSTALL_FAILED]++;
             return acts;
         }
     } else {
-        fc->st.megaflows_installed++;
+        fc->st.n[FCACHE_STAT_MEGAFLOWS_INSTALLED]++;
     }
     cls_flow(f, idx)->ref = 1;
     if (cached) {
@@ -413,7 +416,7 @@ fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t 
         if (fc->emc_thr[fcache_port(keys[i].in_port)] &&
             emc_lookup(e, f, &keys[i], hashes[i], &idx[i])) {
             out[i] = fcache_answer(fc, idx[i]);
-            fc->st.emc_hits++;
+            fc->st.n[FCACHE_STAT_EMC_HITS]++;
         } else {
             m |= 1u << i;
             /* The SMC will need this bucket: start fetching it now. */
@@ -435,7 +438,7 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     uint32_t miss = all;
     uint32_t direct = 0; /* packets that skip the EMC and SMC */
 
-    fc->st.lookups += n;
+    fc->st.n[FCACHE_STAT_LOOKUPS] += n;
     /* Known only when a stage needs it (EMC hits do not). */
     int uniform = -1;
     if (fc->cfg.direct_subtables) {
@@ -446,7 +449,7 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
             for (unsigned i = 0; i < n; i++)
                 direct |= (uint32_t)fcache_direct(fc, fcache_port(keys[i].in_port)) << i;
         miss &= ~direct;
-        fc->st.direct += (unsigned)__builtin_popcount(direct);
+        fc->st.n[FCACHE_STAT_DIRECT] += (unsigned)__builtin_popcount(direct);
     }
 
     /* EMC */
@@ -477,7 +480,7 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
             if (cand[i] != CLS_IDX_NONE && smc_confirm(f, cand[i], &keys[i])) {
                 idx[i] = cand[i];
                 out[i] = fcache_answer(fc, idx[i]);
-                fc->st.smc_hits++;
+                fc->st.n[FCACHE_STAT_SMC_HITS]++;
                 if (fc->emc)
                     fcache_emc_maybe_insert(fc, &keys[i], hashes[i], idx[i]);
             } else {
@@ -504,8 +507,8 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
         uint32_t hits = 0;
         if (fc->cls[port])
             hits = classifier_lookup_batch(fc->cls[port], keys, pmap, idx,
-                                           &fc->st.subtable_lookups,
-                                           &fc->st.subtable_lookups_miss);
+                                           &fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS],
+                                           &fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS_MISS]);
         /* Direct hits need no cache inserts: a tight loop, counters kept
          * in registers (a batch often shares one megaflow). */
         uint32_t dhits = hits & direct;
@@ -523,8 +526,8 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
             out[i] = la;
             no_rule += la == NULL;
         }
-        fc->st.no_rule += no_rule;
-        fc->st.megaflow_hits += (unsigned)__builtin_popcount(hits);
+        fc->st.n[FCACHE_STAT_NO_RULE] += no_rule;
+        fc->st.n[FCACHE_STAT_MEGAFLOW_HITS] += (unsigned)__builtin_popcount(hits);
         for (uint32_t b = hits & ~direct; b; b &= b - 1) {
             unsigned i = (unsigned)__builtin_ctz(b);
             out[i] = fcache_answer(fc, idx[i]);
@@ -542,10 +545,10 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
         unsigned i = (unsigned)__builtin_ctz(b);
         if (installed) {
             struct classifier *c = fc->cls[fcache_port(keys[i].in_port)];
-            if (c && classifier_lookup_batch(c, keys, 1u << i, idx, &fc->st.subtable_lookups,
-                                             &fc->st.subtable_lookups_miss)) {
+            if (c && classifier_lookup_batch(c, keys, 1u << i, idx, &fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS],
+                                             &fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS_MISS])) {
                 out[i] = fcache_answer(fc, idx[i]);
-                fc->st.megaflow_hits++;
+                fc->st.n[FCACHE_STAT_MEGAFLOW_HITS]++;
                 if (!(direct >> i & 1)) {
                     fcache_smc_insert(fc, hashes[i], idx[i]);
                     if (fc->emc)
@@ -554,9 +557,9 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
                 continue;
             }
         }
-        uint64_t before = fc->st.megaflows_installed;
+        uint64_t before = fc->st.n[FCACHE_STAT_MEGAFLOWS_INSTALLED];
         out[i] = fcache_upcall(fc, &keys[i], hashes[i], !(direct >> i & 1));
-        installed |= fc->st.megaflows_installed != before;
+        installed |= fc->st.n[FCACHE_STAT_MEGAFLOWS_INSTALLED] != before;
     }
 }
 
@@ -575,7 +578,7 @@ void fcache_sync(struct fcache *fc, uint64_t now)
             if (fc->cls[p])
                 classifier_rank(fc->cls[p]);
         fc->next_resort = now + fc->cfg.resort_interval_ns;
-        fc->st.resorts++;
+        fc->st.n[FCACHE_STAT_RESORTS]++;
     }
 }
 
@@ -621,20 +624,20 @@ bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
 const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n)
 {
     uint32_t x = fcache_port_megaflow_cached(fc, in_port);
-    fc->st.lookups += n;
+    fc->st.n[FCACHE_STAT_LOOKUPS] += n;
     if (x == CLS_IDX_NONE) {
         /* Not simple: the caller broke the contract. Answer "no rule". */
-        fc->st.upcalls += n;
-        fc->st.no_rule += n;
+        fc->st.n[FCACHE_STAT_UPCALLS] += n;
+        fc->st.n[FCACHE_STAT_NO_RULE] += n;
         return NULL;
     }
     struct cls_megaflow *mf = cls_flow(&fc->flows, x);
     mf->ref = 1;
     mf->st->hits += n;
-    fc->st.direct += n;
-    fc->st.megaflow_hits += n;
-    fc->st.subtable_lookups += n;
-    fc->st.no_rule += mf->actions == NULL ? n : 0;
+    fc->st.n[FCACHE_STAT_DIRECT] += n;
+    fc->st.n[FCACHE_STAT_MEGAFLOW_HITS] += n;
+    fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS] += n;
+    fc->st.n[FCACHE_STAT_NO_RULE] += mf->actions == NULL ? n : 0;
     return mf->actions;
 }
 
@@ -649,18 +652,34 @@ void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
     }
 }
 
+const char *fcache_stat_name(enum fcache_stat s)
+{
+    static const char *const names[FCACHE_N_STATS] = {
+#define FCACHE_STAT_NAME_(ID, name) [FCACHE_STAT_##ID] = #name,
+        FCACHE_STATS(FCACHE_STAT_NAME_)
+#undef FCACHE_STAT_NAME_
+    };
+    return (unsigned)s < FCACHE_N_STATS ? names[s] : "?";
+}
+
+void fcache_stats_add(struct fcache_stats *dst, const struct fcache_stats *src)
+{
+    for (int i = 0; i < FCACHE_N_STATS; i++)
+        dst->n[i] += src->n[i];
+}
+
 void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st)
 {
     *st = fc->st;
-    st->emc_swept = fc->emc ? fc->emc->swept : 0;
-    st->smc_swept = fc->smc ? fc->smc->swept : 0;
-    st->megaflows = fc->flows.n;
-    st->subtables = 0;
-    st->classifiers = 0;
+    st->n[FCACHE_STAT_EMC_SWEPT] = fc->emc ? fc->emc->swept : 0;
+    st->n[FCACHE_STAT_SMC_SWEPT] = fc->smc ? fc->smc->swept : 0;
+    st->n[FCACHE_STAT_MEGAFLOWS] = fc->flows.n;
+    st->n[FCACHE_STAT_SUBTABLES] = 0;
+    st->n[FCACHE_STAT_CLASSIFIERS] = 0;
     for (unsigned p = 0; p < FCACHE_N_CLS; p++) {
         if (fc->cls[p]) {
-            st->subtables += fc->cls[p]->n_st;
-            st->classifiers++;
+            st->n[FCACHE_STAT_SUBTABLES] += fc->cls[p]->n_st;
+            st->n[FCACHE_STAT_CLASSIFIERS]++;
         }
     }
 }

@@ -56,7 +56,7 @@
 #include "flow.h"
 #include "rules.h"
 
-#define FCACHE_MAX_PORTS 64 /* == CONFIG_MAX_PORTS */
+#define FCACHE_MAX_PORTS 64 /* == DP_MAX_PORTS (dp.c checks) */
 
 struct fcache_cfg {
     /* EMC */
@@ -98,39 +98,58 @@ struct fcache_cfg {
 /* Largest direct_subtables. */
 #define FCACHE_DIRECT_MAX 64
 
-struct fcache_stats {
-    uint64_t lookups;          /* packets passed to fcache_lookup_batch() */
-    uint64_t emc_hits;
-    uint64_t smc_hits;
-    uint64_t megaflow_hits;    /* classifier hits */
-    uint64_t direct;           /* lookups that skipped the EMC and SMC (the
-                                * direct stage): a subset of megaflow_hits +
-                                * upcalls */
-    uint64_t upcalls;          /* rule-table lookups (classifier misses) */
-    uint64_t upcall_misses;    /* upcalls that found no rule (subset) */
-    uint64_t no_rule;          /* packets answered NULL, at any stage */
-    uint64_t subtable_lookups; /* subtables probed by megaflow hits (sum) */
-    uint64_t subtable_lookups_miss; /* subtables probed by classifier misses */
-    uint64_t megaflows_installed;
-    uint64_t megaflows_evicted;     /* to make room, megaflow_max reached */
-    uint64_t megaflows_flushed;     /* deleted by a rule change */
-    uint64_t megaflows_revalidated; /* kept across a rule change */
-    uint64_t megaflow_install_failed; /* out of memory: packet still answered */
-    uint64_t rule_changes;     /* rule-table version changes seen */
-    uint64_t revalidate_over_budget; /* changes flushed instead: megaflows x
-                                      * rules above 2^20 rule examinations */
-    uint64_t emc_inserts;
-    uint64_t emc_insert_too_long; /* chosen for insertion, key too long */
-    uint64_t smc_inserts;
-    uint64_t smc_insert_unaddressable; /* megaflow slot >= 65535 */
-    uint64_t emc_swept;        /* dead EMC entries cleared */
-    uint64_t smc_swept;        /* dead SMC ways cleared */
-    uint64_t resorts;          /* subtable re-rankings */
-    /* Gauges */
-    uint32_t megaflows;        /* live megaflows */
-    uint32_t subtables;        /* over every in_port classifier */
-    uint32_t classifiers;      /* in_ports with a classifier */
+/* Counters, one array indexed by enum fcache_stat: every packet looked up
+ * is answered by exactly one of emc_hits, smc_hits, megaflow_hits and
+ * upcalls. The last three are gauges (current sizes), which add up across
+ * PMDs like the counters. */
+#define FCACHE_STATS(X)                                                          \
+    X(LOOKUPS, lookups)                /* packets passed to a lookup */          \
+    X(EMC_HITS, emc_hits)                                                        \
+    X(SMC_HITS, smc_hits)                                                        \
+    X(MEGAFLOW_HITS, megaflow_hits)    /* classifier hits */                     \
+    X(DIRECT, direct)                  /* lookups that skipped the EMC and SMC:  \
+                                        * a subset of megaflow_hits + upcalls */ \
+    X(UPCALLS, upcalls)                /* rule-table lookups (classifier misses) */ \
+    X(UPCALL_MISSES, upcall_misses)    /* upcalls that found no rule (subset) */ \
+    X(NO_RULE, no_rule)                /* packets answered NULL, at any stage */ \
+    X(SUBTABLE_LOOKUPS, subtable_lookups) /* subtables probed by megaflow hits */ \
+    X(SUBTABLE_LOOKUPS_MISS, subtable_lookups_miss) /* ... by classifier misses */ \
+    X(MEGAFLOWS_INSTALLED, megaflows_installed)                                  \
+    X(MEGAFLOWS_EVICTED, megaflows_evicted) /* to make room: megaflow_max */     \
+    X(MEGAFLOWS_FLUSHED, megaflows_flushed) /* deleted by a rule change */       \
+    X(MEGAFLOWS_REVALIDATED, megaflows_revalidated) /* kept across a change */   \
+    X(MEGAFLOW_INSTALL_FAILED, megaflow_install_failed) /* out of memory */      \
+    X(RULE_CHANGES, rule_changes)      /* rule-table versions seen */            \
+    X(REVALIDATE_OVER_BUDGET, revalidate_over_budget) /* flushed instead: above \
+                                        * 2^20 rule examinations */              \
+    X(EMC_INSERTS, emc_inserts)                                                  \
+    X(EMC_INSERT_TOO_LONG, emc_insert_too_long) /* chosen, key too long */       \
+    X(SMC_INSERTS, smc_inserts)                                                  \
+    X(SMC_INSERT_UNADDRESSABLE, smc_insert_unaddressable) /* slot >= 65535 */    \
+    X(EMC_SWEPT, emc_swept)            /* dead EMC entries cleared */            \
+    X(SMC_SWEPT, smc_swept)            /* dead SMC ways cleared */               \
+    X(RESORTS, resorts)                /* subtable re-rankings */                \
+    X(MEGAFLOWS, megaflows)            /* gauge: live megaflows */               \
+    X(SUBTABLES, subtables)            /* gauge: over every in_port classifier */ \
+    X(CLASSIFIERS, classifiers)        /* gauge: in_ports with a classifier */
+
+enum fcache_stat {
+#define FCACHE_STAT_ENUM_(ID, name) FCACHE_STAT_##ID,
+    FCACHE_STATS(FCACHE_STAT_ENUM_)
+#undef FCACHE_STAT_ENUM_
+    FCACHE_N_STATS
 };
+
+struct fcache_stats {
+    uint64_t n[FCACHE_N_STATS];
+};
+
+/* The counter's name as reports print it ("emc_hits"). */
+const char *fcache_stat_name(enum fcache_stat s);
+
+/* dst += src, counter by counter. */
+void fcache_stats_add(struct fcache_stats *dst, const struct fcache_stats *src);
+
 
 /* Bytes per PMD. */
 struct fcache_memory {
@@ -158,6 +177,11 @@ void fcache_destroy(struct fcache *fc);
 
 /* Points the caches at another rule table and flushes everything. */
 void fcache_set_rules(struct fcache *fc, const struct rule_table *rules);
+
+/* Points the caches at a newer version of their rule table (an edited
+ * rule_table_clone()): the next sync treats it as a rule change, as for a
+ * table edited in place (revalidation or flush, see above). */
+void fcache_switch_rules(struct fcache *fc, const struct rule_table *rules);
 
 /* Deletes every megaflow and empties the EMC and SMC. */
 void fcache_flush(struct fcache *fc);

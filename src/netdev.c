@@ -1,6 +1,6 @@
-/* netdev.c: the backend registry, port open/close, option helpers. */
-#include "netdev.h"
-#include "util.h"
+/* netdev.c: the backend registry, the client side of ports (netdev.h) and
+ * the option helpers backends use (netdev-provider.h). */
+#include "netdev-provider.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -38,6 +38,11 @@ const struct netdev_class *netdev_class_find(const char *type)
         if (!strcmp(netdev_classes[i]->type, type))
             return netdev_classes[i];
     return NULL;
+}
+
+bool netdev_type_known(const char *type)
+{
+    return netdev_class_find(type) != NULL;
 }
 
 void netdev_types(char *buf, size_t size)
@@ -101,6 +106,41 @@ void netdev_close(struct netdev *dev)
     dev->class->close(dev);
     free(dev->priv);
     free(dev);
+}
+
+const char *netdev_name(const struct netdev *dev)
+{
+    return dev->name;
+}
+
+const char *netdev_type(const struct netdev *dev)
+{
+    return dev->class->type;
+}
+
+unsigned netdev_n_rxq(const struct netdev *dev)
+{
+    return dev->class->n_rxq(dev);
+}
+
+unsigned netdev_n_txq(const struct netdev *dev)
+{
+    return dev->class->n_txq(dev);
+}
+
+int netdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *batch, uint64_t now)
+{
+    return dev->class->rxq_recv(dev, qid, batch, now);
+}
+
+int netdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n, uint16_t summary)
+{
+    return dev->class->send(dev, qid, pkts, n, summary);
+}
+
+bool netdev_tx_stamps(const struct netdev *dev)
+{
+    return dev->class->tx_stamps;
 }
 
 enum netdev_rx_state netdev_rxq_peek(struct netdev *dev, unsigned qid,

@@ -1,8 +1,9 @@
-/* netdev.h: the backend vtable and the registry of backend types.
+/* netdev.h: ports as the datapath and the tools above it see them.
  *
- * A backend (dummy, pcap, dpdk) implements struct netdev_class and registers
- * it by type name. The datapath core talks to ports only through this
- * header. Backends see only this header, packet.h and what they expose. */
+ * The client side of the backend contract: open a port of a registered
+ * type, receive, send, read its capabilities, counters and link state.
+ * What a backend implements is in netdev-provider.h; the datapath core
+ * and the layers above it use these functions only. */
 #ifndef FS_NETDEV_H
 #define FS_NETDEV_H
 
@@ -11,13 +12,12 @@
 #include <stdint.h>
 
 #include "netdev-caps.h"
-#include "offload.h"
 #include "packet.h"
-#include "util.h"
 
 #define NETDEV_NAME_MAX 32
 #define NETDEV_MAX_QUEUES 64
 
+struct netdev;
 
 /* One "key = value" option of a port, as written in the config. */
 struct netdev_opt {
@@ -59,108 +59,43 @@ enum netdev_rx_state {
     NETDEV_RX_EOF = 2,   /* a finite source is exhausted */
 };
 
-struct netdev;
-
-struct netdev_class {
-    const char *type; /* registry name: "dummy", "pcap", "dpdk" */
-    size_t priv_size; /* bytes of netdev->priv, zeroed by netdev_open() */
-
-    /* Opens the device. On failure returns -errno or -1 and writes a clear,
-     * one-line reason into err (naming the bad option, if any). */
-    int (*open)(struct netdev *dev, const struct netdev_args *args, char *err,
-                size_t errlen);
-    /* Releases everything open() acquired, including queued packets. */
-    void (*close)(struct netdev *dev);
-
-    unsigned (*n_rxq)(const struct netdev *dev);
-    unsigned (*n_txq)(const struct netdev *dev);
-
-    /* Receives up to the device's burst size (at most PKT_BATCH_MAX) packets
-     * into 'batch' (appended; batch->count grows) whose rx time is <= now, and
-     * returns how many. Received packets have pkt_reset_meta() state plus
-     * whatever checksum verdicts the device delivers. */
-    int (*rxq_recv)(struct netdev *dev, unsigned qid, struct pkt_batch *batch,
-                    uint64_t now);
-    /* Optional (NULL = always EMPTY): the time of the next pending frame. */
-    enum netdev_rx_state (*rxq_peek)(struct netdev *dev, unsigned qid,
-                                     uint64_t *next_ts);
-
-    /* Transmits pkts[0..n-1] in order. Returns how many it accepted (a
-     * prefix of the array; it owns those now), or -errno when it took none
-     * because of an error (not just a full queue). 'summary' bounds the
-     * packets' PKT_BATCH_F_* flags (a bit may be set that no packet has):
-     * without PKT_BATCH_F_PARTIAL no packet has a PARTIAL layer, and the
-     * device may skip its per-packet offload work. */
-    int (*send)(struct netdev *dev, unsigned qid, struct pkt **pkts, int n,
-                uint16_t summary);
-    /* True if send() reads pkt->ts (a capture's timestamps): the core then
-     * sets it to the time of the flush before the call. False: pkt->ts is
-     * left as it was (the core spares the device a pass over the batch). */
-    bool tx_stamps;
-
-    void (*get_caps)(const struct netdev *dev, struct netdev_caps *caps);
-    void (*get_stats)(const struct netdev *dev, struct netdev_stats *stats);
-    bool (*link_up)(const struct netdev *dev);
-    /* Optional: text of the error that ended reception (e.g. a truncated
-     * pcap file), NULL if none. Valid until close. */
-    const char *(*rx_error)(const struct netdev *dev);
-};
-
-struct netdev {
-    const struct netdev_class *class;
-    char name[NETDEV_NAME_MAX];
-    void *priv; /* class->priv_size bytes */
-};
-
-/* Counts the rx verdicts of batch->pkts[from..count) (some layer BAD: bad;
- * else some layer GOOD: good) and ORs their summaries into batch->flags. */
-void pkt_rx_classify(struct pkt_batch *batch, unsigned from, uint64_t *good, uint64_t *bad);
-
-/* What a backend does with a packet it delivers one at a time: emulates the
- * rx verdicts the device announced (rx_caps & NETDEV_RX_*), adds it to the
- * batch and counts its verdicts. All UNKNOWN (the common case) costs one
- * test. A backend that delivers bursts gathers the states itself and calls
- * pkt_rx_classify() only for bursts it cannot settle (netdev-dummy.c). */
-static inline void pkt_rx_deliver(struct pkt *p, uint32_t rx_caps, struct pkt_batch *batch,
-                                  uint64_t *good, uint64_t *bad)
-{
-    if (FS_CSUM_MACHINERY && (rx_caps & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM)))
-        pkt_rx_verify_emulate(p, rx_caps);
-    pkt_batch_add(batch, p);
-    uint32_t s;
-    memcpy(&s, p->csum, sizeof s);
-    if (FS_CSUM_MACHINERY && s)
-        pkt_rx_classify(batch, batch->count - 1u, good, bad);
-}
-
-/* Registers a backend type. Returns 0, or -EEXIST for a duplicate name. */
-int netdev_register(const struct netdev_class *class);
-
-/* Forgets every registered type (tests and shutdown). */
-void netdev_unregister_all(void);
-
-const struct netdev_class *netdev_class_find(const char *type);
-
-/* Writes the registered type names, comma separated, into buf. */
-void netdev_types(char *buf, size_t size);
-
-/* Opens a port of the given type. On failure returns NULL with the reason
- * in err. */
+/* Opens a port of a registered type. On failure returns NULL with a one-line
+ * reason in err (naming the bad option, if any). */
 struct netdev *netdev_open(const char *name, const char *type,
                            const struct netdev_args *args, char *err,
                            size_t errlen);
 
+/* Releases the port and every packet it still holds. NULL is ignored. */
 void netdev_close(struct netdev *dev);
 
-/* Convenience wrappers for optional operations. */
+const char *netdev_name(const struct netdev *dev);
+const char *netdev_type(const struct netdev *dev);
+unsigned netdev_n_rxq(const struct netdev *dev);
+unsigned netdev_n_txq(const struct netdev *dev);
+
+/* Appends up to a burst of packets received on rx queue qid whose rx time
+ * is <= now to batch; returns how many (see netdev_class.rxq_recv). */
+int netdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *batch, uint64_t now);
+
+/* The time of the next frame pending on qid (see netdev_class.rxq_peek). */
 enum netdev_rx_state netdev_rxq_peek(struct netdev *dev, unsigned qid,
                                      uint64_t *next_ts);
+
+/* Transmits pkts[0..n) on tx queue qid: returns how many were accepted (a
+ * prefix, now owned by the device) or -errno (see netdev_class.send). */
+int netdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int n, uint16_t summary);
+
+/* True if send() reads pkt->ts (netdev_class.tx_stamps). */
+bool netdev_tx_stamps(const struct netdev *dev);
+
 void netdev_get_caps(const struct netdev *dev, struct netdev_caps *caps);
 void netdev_get_stats(const struct netdev *dev, struct netdev_stats *stats);
 bool netdev_link_up(const struct netdev *dev);
+
+/* Text of the error that ended reception (e.g. a truncated pcap), or NULL. */
 const char *netdev_rx_error(const struct netdev *dev);
 
-/* Option helpers for backends: the last value given for 'key', or NULL. */
+/* Option helpers (for backends and tunnel ports): the last value given for 'key', or NULL. */
 const char *netdev_opt_get(const struct netdev_args *args, const char *key);
 
 /* Parses a non-negative integer option in [min, max]. Returns 0 (with *out
@@ -181,6 +116,15 @@ int netdev_opt_check(const struct netdev_args *args, const char *const *known,
 /* Joins dir and path (path unchanged if absolute or dir empty) into buf.
  * Returns 0, or -1 if it does not fit. */
 int netdev_path(const char *dir, const char *path, char *buf, size_t size);
+
+/* True if a backend of this type is registered. */
+bool netdev_type_known(const char *type);
+
+/* Writes the registered type names, comma separated, into buf. */
+void netdev_types(char *buf, size_t size);
+
+/* Forgets every registered type (tests and shutdown). */
+void netdev_unregister_all(void);
 
 /* Parses a capability list ("tx-ip-csum,tx-l4-csum,guest-csum,rx-csum",
  * "none", or empty) into caps. Returns 0 or -1 naming the bad word. */

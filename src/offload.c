@@ -166,7 +166,7 @@ static enum csum_prep l4_complete(struct pkt *p, const struct ol_view *v,
     p->csum_start = p->csum_offset = 0;
     pkt_csum_set(p, layer, CSUM_GOOD);
     if (st)
-        st->sw[layer]++;
+        st->n[CSUM_STAT_SW + layer]++;
     return CSUM_PREP_OK;
 }
 
@@ -179,13 +179,13 @@ static enum csum_prep ip_resolve(struct pkt *p, const struct ol_view *v,
         return CSUM_PREP_INVALID;
     if (offload) {
         if (st)
-            st->offloaded[layer]++;
+            st->n[CSUM_STAT_OFFLOADED + layer]++;
         return CSUM_PREP_OK;
     }
     ipv4_complete(p, v);
     pkt_csum_set(p, layer, CSUM_GOOD);
     if (st)
-        st->sw[layer]++;
+        st->n[CSUM_STAT_SW + layer]++;
     return CSUM_PREP_OK;
 }
 
@@ -206,9 +206,9 @@ static enum csum_prep resolve_plain(struct pkt *p, uint32_t caps, bool force_sw,
         l4_leave_partial(p, &v);
         if (st) {
             if (guest)
-                st->guest_partial++;
+                st->n[CSUM_STAT_GUEST_PARTIAL]++;
             else
-                st->offloaded[CSUM_L_OUTER_L4]++;
+                st->n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_L4]++;
         }
         return CSUM_PREP_OK;
     }
@@ -218,7 +218,7 @@ static enum csum_prep resolve_plain(struct pkt *p, uint32_t caps, bool force_sw,
         if ((uint32_t)p->csum_start + p->csum_offset + 2 > p->len)
             return CSUM_PREP_INVALID;
         if (st)
-            st->guest_partial++;
+            st->n[CSUM_STAT_GUEST_PARTIAL]++;
         return CSUM_PREP_OK;
     }
     return l4_complete(p, &v, CSUM_L_OUTER_L4, st);
@@ -313,12 +313,12 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
             uint8_t *field = p->data + in.l4_ofs + l4_csum_field(in.l4_proto);
             pkt_st16(field, csum_fold_nocompl(l4_pseudo(p, &in)));
             if (st)
-                st->offloaded[CSUM_L_INNER_L4]++;
+                st->n[CSUM_STAT_OFFLOADED + CSUM_L_INNER_L4]++;
         } else if (l4_known(p, &in)) {
             l4_complete_known(p, &in);
             pkt_csum_set(p, CSUM_L_INNER_L4, CSUM_GOOD);
             if (st)
-                st->sw[CSUM_L_INNER_L4]++;
+                st->n[CSUM_STAT_SW + CSUM_L_INNER_L4]++;
         } else {
             return CSUM_PREP_INVALID;
         }
@@ -332,7 +332,7 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
     if (!outer_udp_sw) {
         pkt_st16(field, csum_fold_nocompl(l4_pseudo(p, &out)));
         if (st)
-            st->offloaded[CSUM_L_OUTER_L4]++;
+            st->n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_L4]++;
         return CSUM_PREP_OK;
     }
     /* The inner checksum is now complete and was verified or computed by us
@@ -345,7 +345,7 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
     pkt_st16(field, c);
     pkt_csum_set(p, CSUM_L_OUTER_L4, CSUM_GOOD);
     if (st)
-        st->sw[CSUM_L_OUTER_L4]++;
+        st->n[CSUM_STAT_SW + CSUM_L_OUTER_L4]++;
     return CSUM_PREP_OK;
 }
 

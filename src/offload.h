@@ -32,17 +32,25 @@
 #define FS_CSUM_MACHINERY 1
 #endif
 
-/* Checksum counters (per PMD or per port; plain sums). */
-struct csum_stats {
-    uint64_t sw[CSUM_L_N];        /* completed in software, per layer */
-    uint64_t offloaded[CSUM_L_N]; /* left PARTIAL to a port that fills it */
-    uint64_t guest_partial;       /* passed PARTIAL to a guest (NEEDS_CSUM) */
-    uint64_t rx_bad[CSUM_L_N];    /* BAD verdicts seen at rx, per layer */
-    uint64_t rx_partial;          /* packets received with a PARTIAL L4 */
-    uint64_t sw_verified;         /* checksums verified in software */
-    uint64_t sw_verify_failed;    /* ... and found wrong */
-    uint64_t bad_forwarded;       /* BAD packets forwarded (bad-csum = forward) */
+/* Checksum counters, an array indexed by enum csum_stat (one PMD's, or
+ * sums). The per-layer counters take CSUM_L_N consecutive slots: layer l
+ * of "completed in software" is n[CSUM_STAT_SW + l]. */
+enum csum_stat {
+    CSUM_STAT_SW = 0,                                   /* completed in software */
+    CSUM_STAT_OFFLOADED = CSUM_STAT_SW + CSUM_L_N,      /* left PARTIAL to a port that fills it */
+    CSUM_STAT_RX_BAD = CSUM_STAT_OFFLOADED + CSUM_L_N,  /* BAD verdicts seen at rx */
+    CSUM_STAT_GUEST_PARTIAL = CSUM_STAT_RX_BAD + CSUM_L_N, /* passed PARTIAL to a guest */
+    CSUM_STAT_RX_PARTIAL,      /* packets received with a PARTIAL L4 */
+    CSUM_STAT_SW_VERIFIED,     /* checksums verified in software */
+    CSUM_STAT_SW_VERIFY_FAILED, /* ... and found wrong */
+    CSUM_STAT_BAD_FORWARDED,   /* BAD packets forwarded (bad-csum = forward) */
+    CSUM_N_STATS
 };
+
+struct csum_stats {
+    uint64_t n[CSUM_N_STATS];
+};
+
 
 static inline enum csum_state pkt_csum_get(const struct pkt *p, enum csum_layer l)
 {

@@ -951,6 +951,46 @@ void rule_table_destroy(struct rule_table *t)
     free(t);
 }
 
+/* A copy of r sharing its action list. NULL if out of memory. */
+static struct rule *rule_clone(const struct rule *r)
+{
+    struct rule *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *r;
+    c->text = r->text ? strdup(r->text) : NULL;
+    if (r->text && !c->text) {
+        free(c);
+        return NULL;
+    }
+    c->actions = action_list_ref(r->actions);
+    return c;
+}
+
+struct rule_table *rule_table_clone(const struct rule_table *t)
+{
+    struct rule_table *c = rule_table_create();
+    if (!c)
+        return NULL;
+    c->rules = t->n ? malloc(t->n * sizeof *c->rules) : NULL;
+    if (t->n && !c->rules) {
+        free(c);
+        return NULL;
+    }
+    c->cap = t->n;
+    for (size_t i = 0; i < t->n; i++) {
+        c->rules[i] = rule_clone(t->rules[i]);
+        if (!c->rules[i]) {
+            rule_table_destroy(c);
+            return NULL;
+        }
+        c->n = i + 1;
+    }
+    c->version = t->version;
+    c->next_seq = t->next_seq;
+    return c;
+}
+
 static bool rule_same_match(const struct rule *a, const struct rule *b)
 {
     return a->priority == b->priority && flow_equal(&a->match, &b->match) &&

@@ -45,6 +45,11 @@ struct rule_table;
 struct rule_table *rule_table_create(void);
 void rule_table_destroy(struct rule_table *t);
 
+/* A copy of t with the same rules, order and version (rules share their
+ * action lists). Editing the copy bumps its version past t's, so caches
+ * built on t see the copy as a change. NULL if out of memory. */
+struct rule_table *rule_table_clone(const struct rule_table *t);
+
 /* Adds r (taking ownership). A rule with the same priority, match and
  * mask is replaced (OpenFlow "add" semantics). Bumps the version. */
 void rule_table_add(struct rule_table *t, struct rule *r);

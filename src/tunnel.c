@@ -296,10 +296,10 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
         enum csum_state s = pkt_csum_get(pkt, CSUM_L_OUTER_IP);
         if (s == CSUM_UNKNOWN) {
             if (st)
-                st->sw_verified++;
+                st->n[CSUM_STAT_SW_VERIFIED]++;
             if (csum_fold(csum_partial(ip, 20, 0)) != 0) {
                 if (st)
-                    st->sw_verify_failed++;
+                    st->n[CSUM_STAT_SW_VERIFY_FAILED]++;
                 return TNL_POP_BAD_CSUM;
             }
         } else if (s == CSUM_BAD) {
@@ -311,11 +311,11 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
         enum csum_state s = pkt_csum_get(pkt, CSUM_L_OUTER_L4);
         if (s == CSUM_UNKNOWN) {
             if (st)
-                st->sw_verified++;
+                st->n[CSUM_STAT_SW_VERIFIED]++;
             uint32_t sum = csum_add(pkt_outer_udp_pseudo(pkt), csum_partial(udp, udp_len, 0));
             if (csum_fold(sum) != 0) {
                 if (st)
-                    st->sw_verify_failed++;
+                    st->n[CSUM_STAT_SW_VERIFY_FAILED]++;
                 return TNL_POP_BAD_CSUM;
             }
         } else if (s == CSUM_BAD) {

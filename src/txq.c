@@ -36,7 +36,7 @@
 
 #include <assert.h>
 
-#include "clock.h"
+#include "util.h"
 #include "offload.h"
 
 void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
@@ -46,7 +46,7 @@ void txq_init(struct txq *q, struct netdev *dev, unsigned qid, unsigned retries,
     q->qid = qid;
     q->retries = retries > TXQ_MAX_RETRIES ? TXQ_MAX_RETRIES : retries;
     q->interval_ns = interval_ns;
-    q->stamp = dev && dev->class->tx_stamps;
+    q->stamp = dev && netdev_tx_stamps(dev);
     q->count = 0;
     q->n_runs = 0;
     q->first_ns = 0;
@@ -137,8 +137,8 @@ static void txq_xmit(struct txq *q, struct pkt **pkts, unsigned n, uint64_t byte
     unsigned retries_left = q->retries;
     enum drop_reason why = DROP_N_REASONS; /* none */
     for (;;) {
-        int r = dev->class->send(dev, q->qid, pkts + sent, (int)(n - sent), summary);
-        st->send_calls++;
+        int r = netdev_send(dev, q->qid, pkts + sent, (int)(n - sent), summary);
+        st->n[TXQ_STAT_SEND_CALLS]++;
         if (r < 0) {
             st->batch_hist[0]++;
             why = netdev_link_up(dev) ? DROP_tx_error : DROP_tx_down;
@@ -158,15 +158,15 @@ static void txq_xmit(struct txq *q, struct pkt **pkts, unsigned n, uint64_t byte
             break;
         }
         retries_left--;
-        st->retries++;
+        st->n[TXQ_STAT_RETRIES]++;
     }
     /* The packets not accepted are still ours: their bytes come off. */
     for (unsigned i = sent; i < n; i++)
         bytes -= pkts[i]->len;
     if (why != DROP_N_REASONS)
         txq_drop_tail(q, pkts, sent, n, why);
-    st->packets += sent;
-    st->bytes += bytes;
+    st->n[TXQ_STAT_PACKETS] += sent;
+    st->n[TXQ_STAT_BYTES] += bytes;
 }
 
 void txq_flush(struct txq *q, uint64_t now)

@@ -20,15 +20,24 @@
 #define TXQ_MAX_RETRIES 32
 #define TXQ_WAIT_BUCKETS 16 /* wait histogram: bucket i counts waits < 2^i us (last: the rest) */
 
+/* Counters of one output queue: the scalar counters are an array indexed
+ * by enum txq_stat; drops are by reason; two histograms. */
+enum txq_stat {
+    TXQ_STAT_PACKETS,    /* accepted by the backend */
+    TXQ_STAT_BYTES,
+    TXQ_STAT_SEND_CALLS, /* backend send calls */
+    TXQ_STAT_RETRIES,    /* send calls after the first of a flush */
+    TXQ_N_STATS
+};
+
 struct txq_stats {
-    uint64_t packets, bytes;      /* accepted by the backend */
-    uint64_t send_calls;          /* backend send calls */
-    uint64_t retries;             /* send calls after the first of a flush */
+    uint64_t n[TXQ_N_STATS];
     uint64_t dropped[DROP_N_REASONS]; /* tx_full, tx_error, tx_down */
     uint64_t batch_hist[PKT_BATCH_MAX + 1]; /* packets accepted per send call */
     uint64_t wait_hist[TXQ_WAIT_BUCKETS];   /* per packet: send time - enqueue time */
     uint64_t wait_max_ns;
 };
+
 
 struct txq {
     struct netdev *dev;

@@ -9,8 +9,9 @@
 void fs_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Creates 'path' and its missing parents (mode 0777 before umask). Returns
- * 0 (also if it exists) or -errno. */
-int fs_mkdir_p(const char *path);
+/* Time units: every time in the datapath is in nanoseconds. */
+#define FS_NSEC_PER_USEC 1000ull
+#define FS_NSEC_PER_MSEC 1000000ull
+#define FS_NSEC_PER_SEC 1000000000ull
 
 #endif

@@ -2,6 +2,8 @@
  * semantics). Local names use the dpdkdev_ prefix: rte_ belongs to DPDK. */
 #include "netdev-dpdk.h"
 
+#include "netdev-provider.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>

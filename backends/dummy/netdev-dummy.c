@@ -2,6 +2,8 @@
  * netdev-dummy.h for the options and the test hooks). */
 #include "netdev-dummy.h"
 
+#include "netdev-provider.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

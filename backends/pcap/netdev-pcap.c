@@ -3,6 +3,8 @@
  * Local names use the pcapdev_ prefix: pcap_ belongs to libpcap. */
 #include "netdev-pcap.h"
 
+#include "netdev-provider.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -235,25 +235,47 @@ static inline struct rte_mbuf *th_mbuf(struct rte_mempool *mp, const uint8_t *da
     return m;
 }
 
+/* The totals of PMD i's published snapshot. */
+static inline void th_pmd_totals(struct pmd_runtime *rt, unsigned i, struct dp_totals *t,
+                                 struct pmd_stats *keep)
+{
+    static struct pmd_stats st;
+    pmd_runtime_snapshot(rt, i, &st);
+    dp_stats_totals(&st.dp, DP_MAX_PORTS, t);
+    if (keep)
+        *keep = st;
+}
+
+/* Checksums PMD i completed in software (every layer). */
+static inline uint64_t th_pmd_csum_sw(struct pmd_runtime *rt, unsigned i)
+{
+    static struct pmd_stats st;
+    pmd_runtime_snapshot(rt, i, &st);
+    uint64_t n = 0;
+    for (int l = 0; l < CSUM_L_N; l++)
+        n += st.dp.csum.n[CSUM_STAT_SW + l];
+    return n;
+}
+
 /* Sum of rx packets published by the PMDs. */
 static inline uint64_t th_rx_total(struct pmd_runtime *rt)
 {
     uint64_t n = 0;
     for (unsigned i = 0; i < pmd_runtime_n_pmds(rt); i++) {
-        struct pmd_stats st;
-        pmd_runtime_snapshot(rt, i, &st);
-        n += st.rx_packets;
+        struct dp_totals t;
+        th_pmd_totals(rt, i, &t, NULL);
+        n += t.rx;
     }
     return n;
 }
 
 static inline uint64_t th_drops(struct pmd_runtime *rt, enum drop_reason r)
 {
+    static struct pmd_stats st;
     uint64_t n = 0;
     for (unsigned i = 0; i < pmd_runtime_n_pmds(rt); i++) {
-        struct pmd_stats st;
         pmd_runtime_snapshot(rt, i, &st);
-        n += st.drops[r];
+        n += st.dp.drops[r];
     }
     return n;
 }
@@ -266,10 +288,10 @@ static inline int th_wait_rx(struct pmd_runtime *rt, uint64_t n)
     while (th_now() < end) {
         uint64_t rx = 0, queued = 0;
         for (unsigned i = 0; i < pmd_runtime_n_pmds(rt); i++) {
-            struct pmd_stats st;
-            pmd_runtime_snapshot(rt, i, &st);
-            rx += st.rx_packets;
-            queued += st.queued;
+            struct dp_totals t;
+            th_pmd_totals(rt, i, &t, NULL);
+            rx += t.rx;
+            queued += t.queued;
         }
         if (rx >= n && queued == 0)
             return 0;
@@ -278,11 +300,27 @@ static inline int th_wait_rx(struct pmd_runtime *rt, uint64_t n)
     return -1;
 }
 
+/* The totals of every PMD (after pmd_runtime_stop). */
+static inline void th_totals(struct dp *dp, struct pmd_runtime *rt, struct dp_totals *t)
+{
+    static struct dp_stats s;
+    dp_stats_collect(dp, pmd_runtime_pmds(rt), pmd_runtime_n_pmds(rt), &s);
+    dp_stats_totals(&s, dp_n_ports(dp), t);
+}
+
 static inline int th_conserved(struct dp *dp, struct pmd_runtime *rt)
 {
     struct dp_totals t;
-    dp_totals(dp, pmd_runtime_pmds(rt), pmd_runtime_n_pmds(rt), &t);
+    th_totals(dp, rt, &t);
     return t.rx + t.copies == t.tx + t.dropped + t.queued;
+}
+
+/* The device of port i. */
+static inline struct netdev *th_port_dev(struct dp *dp, unsigned i)
+{
+    struct dp_port_info p;
+    dp_port_get(dp, i, &p);
+    return p.dev;
 }
 
 #endif

@@ -108,7 +108,7 @@ static void run_start(struct run *r, const char *ini, unsigned n_pmds)
     memset(r, 0, sizeof *r);
     assert_int_equal(th_config(r->dir, sizeof r->dir, ini, &r->cfg), 0);
     char err[512];
-    int rc = dp_create(&r->cfg, r->dir, &r->dp, err, sizeof err);
+    int rc = config_dp_create(&r->cfg, r->dir, &r->dp, err, sizeof err);
     if (rc)
         fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
@@ -173,10 +173,13 @@ static void test_loopback_2pmd(void **state)
               2);
     /* Round-robin: a/0 -> pmd0, a/1 -> pmd1; pmd i sends on txq i. */
     struct dp_pmd *const *pmds = pmd_runtime_pmds(r.rt);
-    assert_int_equal(pmds[0]->n_rxqs, 2);
-    assert_int_equal(pmds[0]->rxqs[0].qid, 0);
-    assert_int_equal(pmds[1]->rxqs[0].qid, 1);
-    assert_int_equal(pmds[1]->txq[1].qid, 1);
+    uint16_t port, qid;
+    assert_int_equal(dp_pmd_n_rxqs(pmds[0]), 2);
+    dp_pmd_get_rxq(pmds[0], 0, &port, &qid);
+    assert_int_equal(qid, 0);
+    dp_pmd_get_rxq(pmds[1], 0, &port, &qid);
+    assert_int_equal(qid, 1);
+    assert_int_equal(dp_pmd_txq_id(pmds[1], 1), 1);
     inject(env->pool, a.rx[0], 0, N_PER_Q);
     inject(env->pool, a.rx[1], 1, N_PER_Q);
     assert_int_equal(th_wait_rx(r.rt, 2 * N_PER_Q), 0);
@@ -189,11 +192,11 @@ static void test_loopback_2pmd(void **state)
             rte_pktmbuf_free(out[i]);
         }
     }
-    struct pmd_stats s0, s1;
-    pmd_runtime_snapshot(r.rt, 0, &s0);
-    pmd_runtime_snapshot(r.rt, 1, &s1);
-    assert_int_equal(s0.rx_packets, N_PER_Q);
-    assert_int_equal(s1.rx_packets, N_PER_Q);
+    struct dp_totals t0, t1;
+    th_pmd_totals(r.rt, 0, &t0, NULL);
+    th_pmd_totals(r.rt, 1, &t1, NULL);
+    assert_int_equal(t0.rx, N_PER_Q);
+    assert_int_equal(t1.rx, N_PER_Q);
     run_stop(&r);
     ring_port_free(&a);
     ring_port_free(&b);
@@ -259,7 +262,7 @@ static void test_foreign_pool(void **state)
         rte_pktmbuf_free(out[i]);
     }
     struct netdev_dpdk_stats ds;
-    netdev_dpdk_get_stats(r.dp->ports[0].dev, &ds);
+    netdev_dpdk_get_stats(th_port_dev(r.dp, 0), &ds);
     assert_int_equal(ds.rx_copied, 50);
     assert_int_equal(rte_mempool_avail_count(env->bare_pool), 512);
     run_stop(&r);

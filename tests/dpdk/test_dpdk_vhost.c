@@ -21,6 +21,7 @@
 #include <rte_dev.h>
 
 #include "dpdk_helpers.h"
+#include "report.h"
 
 struct vh_env {
     struct rte_mempool *pool;
@@ -152,7 +153,7 @@ static void run_start_pmds(struct run *r, const char *ini, unsigned n_pmds)
     memset(r, 0, sizeof *r);
     assert_int_equal(th_config(r->dir, sizeof r->dir, ini, &r->cfg), 0);
     char err[512];
-    int rc = dp_create(&r->cfg, r->dir, &r->dp, err, sizeof err);
+    int rc = config_dp_create(&r->cfg, r->dir, &r->dp, err, sizeof err);
     if (rc)
         fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
@@ -174,9 +175,11 @@ static void run_start(struct run *r, const char *ini)
 static void run_stop(struct run *r)
 {
     pmd_runtime_stop(r->rt);
-    if (getenv("FS_TEST_VERBOSE"))
-        dp_print_summary(r->dp, pmd_runtime_pmds(r->rt), pmd_runtime_n_pmds(r->rt),
-                         stderr, false);
+    if (getenv("FS_TEST_VERBOSE")) {
+        static struct dp_stats s;
+        dp_stats_collect(r->dp, pmd_runtime_pmds(r->rt), pmd_runtime_n_pmds(r->rt), &s);
+        report_summary(stderr, false, r->dp, &s, r->cfg.path, 0);
+    }
     assert_true(th_conserved(r->dp, r->rt));
     pmd_runtime_destroy(r->rt);
     dp_destroy(r->dp);
@@ -226,9 +229,9 @@ static void guest_partial_to_phy(struct vh_env *env, bool csum, const char *tag)
     run_start(&r, ini);
     struct guest g = {0};
     assert_int_equal(guest_open(env, &g, sock, csum), 0);
-    assert_int_equal(wait_link(r.dp->ports[0].dev, true), 0);
+    assert_int_equal(wait_link(th_port_dev(r.dp, 0), true), 0);
     char desc[512];
-    describe(r.dp->ports[0].dev, desc, sizeof desc);
+    describe(th_port_dev(r.dp, 0), desc, sizeof desc);
     assert_non_null(strstr(desc, csum ? "guest-csum on" : "guest-csum off"));
     assert_non_null(strstr(desc, csum ? "host-csum on" : "host-csum off"));
 
@@ -247,9 +250,7 @@ static void guest_partial_to_phy(struct vh_env *env, bool csum, const char *tag)
         /* Sent with the pseudo-header sum only: completed on the way. */
         assert_false(th_csum_ok(frame, len));
         assert_memory_equal(got + 14 + 20 + 20, frame + 14 + 20 + 20, 100);
-        struct pmd_stats st;
-        pmd_runtime_snapshot(r.rt, 0, &st);
-        assert_true(st.csum_sw >= 1);
+        assert_true(th_pmd_csum_sw(r.rt, 0) >= 1);
     } else {
         assert_memory_equal(got, frame, len);
     }
@@ -284,8 +285,8 @@ static void test_vm_to_vm(void **state)
     struct guest g1 = {0}, g2 = {0};
     assert_int_equal(guest_open(env, &g1, s1, true), 0);
     assert_int_equal(guest_open(env, &g2, s2, true), 0);
-    assert_int_equal(wait_link(r.dp->ports[0].dev, true), 0);
-    assert_int_equal(wait_link(r.dp->ports[1].dev, true), 0);
+    assert_int_equal(wait_link(th_port_dev(r.dp, 0), true), 0);
+    assert_int_equal(wait_link(th_port_dev(r.dp, 1), true), 0);
     enum { N = 20 };
     uint8_t frame[256];
     uint32_t len = 0;
@@ -302,11 +303,9 @@ static void test_vm_to_vm(void **state)
         rte_pktmbuf_free(got[i]);
     }
     /* Nothing computed: not by the core, not by the backend. */
-    struct pmd_stats st;
-    pmd_runtime_snapshot(r.rt, 0, &st);
-    assert_int_equal(st.csum_sw, 0);
+    assert_int_equal(th_pmd_csum_sw(r.rt, 0), 0);
     struct netdev_dpdk_stats ds;
-    netdev_dpdk_get_stats(r.dp->ports[1].dev, &ds);
+    netdev_dpdk_get_stats(th_port_dev(r.dp, 1), &ds);
     assert_int_equal(ds.tx_sw_csum, 0);
     assert_int_equal(ds.tx_offload, N);
     guest_close(&g1);
@@ -344,7 +343,7 @@ static void test_disconnect_reconnect(void **state)
              sock);
     struct run r;
     run_start(&r, ini);
-    struct netdev *vm = r.dp->ports[1].dev;
+    struct netdev *vm = th_port_dev(r.dp, 1);
     struct guest g = {0};
     struct rte_mbuf *got[512];
 
@@ -385,7 +384,7 @@ static void test_disconnect_reconnect(void **state)
     guest_close(&g);
     pmd_runtime_stop(r.rt);
     struct dp_totals t;
-    dp_totals(r.dp, pmd_runtime_pmds(r.rt), 1, &t);
+    th_totals(r.dp, r.rt, &t);
     assert_int_equal(t.rx, 500);
     run_stop(&r);
 }
@@ -451,10 +450,12 @@ static void test_queue_remap(void **state)
     struct run r;
     run_start_pmds(&r, ini, 2);
     struct dp_pmd *const *pmds = pmd_runtime_pmds(r.rt);
-    assert_int_equal(pmds[1]->rxqs[0].port, 0);
-    assert_int_equal(pmds[1]->rxqs[0].qid, 1);
-    assert_int_equal(pmds[1]->txq[1].qid, 1);
-    struct netdev *vm = r.dp->ports[1].dev;
+    uint16_t port, qid;
+    dp_pmd_get_rxq(pmds[1], 0, &port, &qid);
+    assert_int_equal(port, 0);
+    assert_int_equal(qid, 1);
+    assert_int_equal(dp_pmd_txq_id(pmds[1], 1), 1);
+    struct netdev *vm = th_port_dev(r.dp, 1);
     struct netdev_dpdk_stats ds;
     struct guest g = {0};
 
@@ -495,7 +496,7 @@ static void test_queue_remap(void **state)
     guest_close(&g);
     pmd_runtime_stop(r.rt);
     struct dp_totals t;
-    dp_totals(r.dp, pmd_runtime_pmds(r.rt), 2, &t);
+    th_totals(r.dp, r.rt, &t);
     assert_int_equal(t.rx, 170);
     assert_int_equal(t.tx, 170);
     assert_int_equal(t.dropped, 0);

@@ -7,10 +7,10 @@
 
 /* Every [datapath] knob, in the order the "unknown knob" message lists them. */
 #define KNOWN_KNOBS                                                              \
-    "tx-flush-interval, tx-retries, replay-iteration-ns, emc-entries, emc-ways, " \
+    "tx-flush-interval, tx-retries, emc-entries, emc-ways, "                     \
     "emc-insert-inv-prob, emc-max-key-len, smc-entries, megaflow-max, "           \
-    "subtable-resort-interval, seed, direct-subtables, bad-csum, smc, megaflow-revalidate, pmd-cores, "       \
-    "pmd-rxq-affinity"
+    "subtable-resort-interval, seed, direct-subtables, bad-csum, smc, "          \
+    "megaflow-revalidate, replay-iteration-ns, pmd-cores, pmd-rxq-affinity"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "netdev-provider.h"
 #include "rules.h"
 
 /* Local backend types, so the test depends on no real backend: the config
@@ -603,15 +604,15 @@ static void test_changes_and_cache_knobs(void **state)
     assert_int_equal(cfg.knobs.subtable_resort_ms, 5);
     assert_int_equal(cfg.knobs.seed, 7);
     assert_true(cfg.knobs.bad_csum_forward);
-    assert_int_equal(cfg.knobs.replay_iteration_ns, 100);
-    assert_string_equal(cfg.knobs.pmd_cores, "1-2");
-    assert_int_equal(cfg.knobs.pmd_cores_line, 13);
-    assert_string_equal(cfg.knobs.pmd_rxq_affinity, "p0:0:2");
-    assert_int_equal(cfg.knobs.pmd_rxq_affinity_line, 14);
+    assert_int_equal(cfg.replay_iteration_ns, 100);
+    assert_string_equal(cfg.pmd_cores, "1-2");
+    assert_int_equal(cfg.pmd_cores_line, 13);
+    assert_string_equal(cfg.pmd_rxq_affinity, "p0:0:2");
+    assert_int_equal(cfg.pmd_rxq_affinity_line, 14);
     assert_int_equal(cfg.ports[0].emc_insert_inv_prob, 1);
     assert_int_equal(cfg.ports[1].emc_insert_inv_prob, -1);
     assert_int_equal(cfg.n_changes, 2);
-    const struct config_change *a = &cfg.changes[0], *b = &cfg.changes[1];
+    const struct sim_change *a = &cfg.changes[0], *b = &cfg.changes[1];
     assert_string_equal(a->name, "a");
     assert_int_equal(a->line, 22);
     assert_int_equal(a->time_ns, 1500000000ull);

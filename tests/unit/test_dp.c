@@ -15,6 +15,7 @@
 
 #include "backends/dummy/netdev-dummy.h"
 #include "config.h"
+#include "fcache.h"
 #include "dp.h"
 #include "netdev.h"
 #include "packet.h"
@@ -50,7 +51,7 @@ static void fx_open(struct fx *f, const char *datapath, const char *rules)
     char err[512];
     if (config_load(f->path, &f->cfg, err, sizeof err))
         fail_msg("config: %s", err);
-    if (dp_create(&f->cfg, f->dir, &f->dp, err, sizeof err))
+    if (config_dp_create(&f->cfg, f->dir, &f->dp, err, sizeof err))
         fail_msg("dp: %s", err);
     f->pmd = dp_pmd_create(f->dp);
     assert_non_null(f->pmd);
@@ -101,21 +102,29 @@ static unsigned seq_of(const struct pkt *p)
 
 static struct netdev *dev(struct fx *f, unsigned port)
 {
-    return f->dp->ports[port].dev;
+    struct dp_port_info p;
+    dp_port_get(f->dp, port, &p);
+    return p.dev;
+}
+
+/* The PMD's counters now (one snapshot at a time). */
+static const struct dp_stats *snap(struct fx *f)
+{
+    static struct dp_stats s;
+    dp_stats_collect(f->dp, &f->pmd, 1, &s);
+    return &s;
 }
 
 static void assert_conserved(struct fx *f)
 {
     struct dp_totals t;
-    dp_totals(f->dp, &f->pmd, 1, &t);
+    dp_stats_totals(snap(f), dp_n_ports(f->dp), &t);
     assert_int_equal(t.rx + t.copies, t.tx + t.dropped + t.queued);
 }
 
 static unsigned queued(struct fx *f)
 {
-    struct dp_totals t;
-    dp_totals(f->dp, &f->pmd, 1, &t);
-    return (unsigned)t.queued;
+    return dp_pmd_queued(f->pmd);
 }
 
 /* Collects what p1 sent, checking sequence order, and frees it. */
@@ -172,12 +181,12 @@ static void test_simple_port_drops(void **state)
         netdev_dummy_inject(dev(&f, 0), 0, p);
     }
     struct fcache_stats s0;
-    fcache_get_stats(f.pmd->fc, &s0);
+    fcache_get_stats(dp_pmd_fcache(f.pmd), &s0);
     assert_int_equal(dp_pmd_poll(f.pmd, 0), 32);
     struct fcache_stats s1;
-    fcache_get_stats(f.pmd->fc, &s1);
-    assert_int_equal(s1.direct - s0.direct, 29);
-    assert_int_equal(s1.upcalls, s0.upcalls);
+    fcache_get_stats(dp_pmd_fcache(f.pmd), &s1);
+    assert_int_equal(s1.n[FCACHE_STAT_DIRECT] - s0.n[FCACHE_STAT_DIRECT], 29);
+    assert_int_equal(s1.n[FCACHE_STAT_UPCALLS], s0.n[FCACHE_STAT_UPCALLS]);
     struct pkt *out[64];
     int n = netdev_dummy_collect(dev(&f, 1), 0, out, 64);
     assert_int_equal(n, 29);
@@ -188,15 +197,16 @@ static void test_simple_port_drops(void **state)
         assert_int_equal(seq_of(out[i]), want++);
         pkt_free(out[i]);
     }
-    assert_int_equal(f.pmd->drops.n[DROP_rx_truncated], 1);
-    assert_int_equal(f.pmd->drops.n[DROP_parse_error], 2);
-    assert_int_equal(f.pmd->parse_results[PARSE_IP_VERSION], 1);
-    assert_int_equal(f.pmd->parse_results[PARSE_IP_TRUNC], 1);
-    assert_int_equal(f.pmd->parse_results[PARSE_OK], 30);
-    assert_int_equal(f.pmd->port_stats[0].rx_packets, 33);
-    assert_int_equal(f.pmd->port_stats[0].rx_bytes, 32 * 64 + 20);
-    assert_int_equal(f.pmd->txq[1].stats.packets, 30);
-    assert_int_equal(f.pmd->txq[1].stats.bytes, 30 * 64);
+    const struct dp_stats *st = snap(&f);
+    assert_int_equal(st->drops[DROP_rx_truncated], 1);
+    assert_int_equal(st->drops[DROP_parse_error], 2);
+    assert_int_equal(st->parse[PARSE_IP_VERSION], 1);
+    assert_int_equal(st->parse[PARSE_IP_TRUNC], 1);
+    assert_int_equal(st->parse[PARSE_OK], 30);
+    assert_int_equal(st->ports[0].n[DP_PORT_RX_PACKETS], 33);
+    assert_int_equal(st->ports[0].n[DP_PORT_RX_BYTES], 32 * 64 + 20);
+    assert_int_equal(st->ports[1].tx.n[TXQ_STAT_PACKETS], 30);
+    assert_int_equal(st->ports[1].tx.n[TXQ_STAT_BYTES], 30 * 64);
     assert_conserved(&f);
     fx_close(&f);
 }
@@ -305,23 +315,25 @@ static void test_port_removal_flushes(void **state)
     netdev_dummy_set_tx_accept(dev(&f, 2), 0);
     struct dp_pmd *pmds[1] = {f.pmd};
     dp_port_remove(f.dp, pmds, 1, 1);
-    assert_null(f.dp->ports[1].dev);
+    assert_null(dev(&f, 1));
     dp_port_remove(f.dp, pmds, 1, 2);
     assert_int_equal(queued(&f), 0);
-    assert_int_equal(f.pmd->txq[1].stats.packets, 5);
-    assert_int_equal(f.pmd->txq[2].stats.dropped[DROP_tx_full] +
-                         f.pmd->txq[2].stats.dropped[DROP_tx_down], 5);
+    assert_int_equal(snap(&f)->ports[1].tx.n[TXQ_STAT_PACKETS], 5);
+    assert_int_equal(snap(&f)->ports[2].tx.dropped[DROP_tx_full] +
+                         snap(&f)->ports[2].tx.dropped[DROP_tx_down], 5);
     (void)next;
     assert_conserved(&f);
     /* Output to a removed port: counted, never lost. */
     netdev_dummy_inject(dev(&f, 0), 0, mk(1, 9, 1));
     assert_int_equal(dp_pmd_poll(f.pmd, 1), 1);
-    assert_int_equal(f.pmd->drops.n[DROP_tx_down], 1);
+    assert_int_equal(snap(&f)->drops[DROP_tx_down], 1);
     assert_conserved(&f);
     fx_close(&f);
 }
 
-/* A rule change flushes what is queued under the old rules first. */
+/* A rule change flushes what is queued under the old rules first: the PMD
+ * takes it at its next poll, sends what it holds, then forwards by the new
+ * rules. */
 static void test_rule_change_flushes(void **state)
 {
     (void)state;
@@ -331,18 +343,17 @@ static void test_rule_change_flushes(void **state)
         netdev_dummy_inject(dev(&f, 0), 0, mk(1, i, 0));
     assert_int_equal(dp_pmd_poll(f.pmd, 0), 3);
     assert_int_equal(queued(&f), 3);
-    struct config_rule add = {.text = "priority=40000,in_port=p0 actions=output:p2", .line = 0};
-    struct config_change ch = {.add = &add, .n_add = 1, .tx_flush_interval_us = -1};
+    struct dp_rule_src add = {.text = "priority=40000,in_port=p0 actions=output:p2"};
+    struct dp_rule_edit e = {.add = &add, .n_add = 1};
     char err[256];
-    struct dp_pmd *pmds[1] = {f.pmd};
-    assert_int_equal(dp_apply_change(f.dp, pmds, 1, &ch, err, sizeof err), 0);
-    assert_int_equal(queued(&f), 0);
-    unsigned next = 0;
-    assert_int_equal(collect(&f, 1, &next), 3);
-    /* The new rule wins now: nothing stale. */
+    assert_int_equal(dp_rules_apply(f.dp, &e, "test", err, sizeof err), 0);
+    assert_int_equal(queued(&f), 3); /* the PMD has not polled since */
+    /* The new rule wins at the next poll, after the old packets left. */
     netdev_dummy_inject(dev(&f, 0), 0, mk(1, 7, 1));
     assert_int_equal(dp_pmd_poll(f.pmd, 1), 1);
-    dp_pmd_flush(f.pmd);
+    unsigned next = 0;
+    assert_int_equal(collect(&f, 1, &next), 3);
+    dp_pmd_flush(f.pmd, 1);
     assert_int_equal(collect(&f, 1, NULL), 0);
     assert_int_equal(collect(&f, 2, NULL), 1);
     assert_conserved(&f);
@@ -380,7 +391,7 @@ static void test_retries_through_dp(void **state)
     assert_int_equal(netdev_dummy_send_calls(dev(&f, 1)), 7);
     unsigned next = 0;
     assert_int_equal(collect(&f, 1, &next), 32);
-    assert_int_equal(f.pmd->txq[1].stats.retries, 6);
+    assert_int_equal(snap(&f)->ports[1].tx.n[TXQ_STAT_RETRIES], 6);
     assert_conserved(&f);
     fx_close(&f);
 }

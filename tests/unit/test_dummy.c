@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "backends/dummy/netdev-dummy.h"
-#include "netdev.h"
+#include "netdev-provider.h"
 #include "packet.h"
 #include "helpers/csum_ref.h"
 #include "helpers/dummy_group.h"

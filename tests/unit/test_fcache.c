@@ -89,8 +89,8 @@ static void check_identity(const struct fcache *fc)
 {
     struct fcache_stats s;
     fcache_get_stats(fc, &s);
-    assert_int_equal(s.lookups, s.emc_hits + s.smc_hits + s.megaflow_hits + s.upcalls);
-    assert_true(s.upcall_misses <= s.upcalls);
+    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], s.n[FCACHE_STAT_EMC_HITS] + s.n[FCACHE_STAT_SMC_HITS] + s.n[FCACHE_STAT_MEGAFLOW_HITS] + s.n[FCACHE_STAT_UPCALLS]);
+    assert_true(s.n[FCACHE_STAT_UPCALL_MISSES] <= s.n[FCACHE_STAT_UPCALLS]);
 }
 
 static struct fcache_stats stats(const struct fcache *fc)
@@ -216,25 +216,25 @@ static void test_stages(void **state)
     const struct action_list *a = lookup1(fc, t, &k1);
     assert_non_null(a);
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.upcalls, 1);
-    assert_int_equal(s.megaflows_installed, 1);
-    assert_int_equal(s.emc_inserts, 1);
-    assert_int_equal(s.smc_inserts, 1);
-    assert_int_equal(s.megaflows, 1);
-    assert_int_equal(s.subtables, 1);
-    assert_int_equal(s.classifiers, 1);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS_INSTALLED], 1);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_SMC_INSERTS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_SUBTABLES], 1);
+    assert_int_equal(s.n[FCACHE_STAT_CLASSIFIERS], 1);
 
     assert_ptr_equal(lookup1(fc, t, &k1), a); /* EMC */
-    assert_int_equal(stats(fc).emc_hits, 1);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_EMC_HITS], 1);
     assert_ptr_equal(lookup1(fc, t, &k2), a); /* same megaflow, new key */
     s = stats(fc);
-    assert_int_equal(s.megaflow_hits, 1);
-    assert_int_equal(s.subtable_lookups, 1);
-    assert_int_equal(s.upcalls, 1);
-    assert_int_equal(s.smc_inserts, 2);
-    assert_int_equal(s.emc_inserts, 2);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_SUBTABLE_LOOKUPS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_SMC_INSERTS], 2);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], 2);
     assert_ptr_equal(lookup1(fc, t, &k2), a); /* EMC again */
-    assert_int_equal(stats(fc).emc_hits, 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_EMC_HITS], 2);
     check_identity(fc);
     fcache_destroy(fc);
 
@@ -244,9 +244,9 @@ static void test_stages(void **state)
     lookup1(fc, t, &k1);
     lookup1(fc, t, &k1);
     s = stats(fc);
-    assert_int_equal(s.upcalls, 1);
-    assert_int_equal(s.smc_hits, 1);
-    assert_int_equal(s.emc_hits + s.emc_inserts, 0);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_SMC_HITS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS] + s.n[FCACHE_STAT_EMC_INSERTS], 0);
     fcache_destroy(fc);
 
     /* EMC and SMC off: every repeat is a megaflow hit. */
@@ -254,9 +254,9 @@ static void test_stages(void **state)
     for (unsigned i = 0; i < 5; i++)
         lookup1(fc, t, &k1);
     s = stats(fc);
-    assert_int_equal(s.upcalls, 1);
-    assert_int_equal(s.megaflow_hits, 4);
-    assert_int_equal(s.smc_hits + s.smc_inserts, 0);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 4);
+    assert_int_equal(s.n[FCACHE_STAT_SMC_HITS] + s.n[FCACHE_STAT_SMC_INSERTS], 0);
     check_identity(fc);
     fcache_destroy(fc);
     rule_table_destroy(t);
@@ -275,15 +275,15 @@ static void test_no_rule(void **state)
     k.nw_src = 77; /* not examined by any rule: the same "no rule" megaflow */
     assert_null(lookup1(fc, t, &k));
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.upcalls, 1);
-    assert_int_equal(s.upcall_misses, 1);
-    assert_int_equal(s.no_rule, 3);
-    assert_int_equal(s.megaflows, 1);
-    assert_int_equal(s.emc_hits, 1);
-    assert_int_equal(s.megaflow_hits, 1);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALL_MISSES], 1);
+    assert_int_equal(s.n[FCACHE_STAT_NO_RULE], 3);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 1);
     k.tp_dst = 22;
     assert_non_null(lookup1(fc, t, &k));
-    assert_int_equal(stats(fc).no_rule, 3);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_NO_RULE], 3);
     check_identity(fc);
     fcache_destroy(fc);
     rule_table_destroy(t);
@@ -303,11 +303,11 @@ static void test_batch_duplicates(void **state)
         key_ip(&keys[i], 0, 5, 6, 7, (uint16_t)(i % 2 ? 8 : 9));
     lookup_check(fc, t, keys, 32, 0, out);
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.upcalls, 1);
-    assert_int_equal(s.megaflow_hits, 31);
-    assert_int_equal(s.megaflows, 1);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 31);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS], 1);
     lookup_check(fc, t, keys, 32, 0, out);
-    assert_int_equal(stats(fc).emc_hits, 32);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_EMC_HITS], 32);
     check_identity(fc);
     fcache_destroy(fc);
     rule_table_destroy(t);
@@ -335,7 +335,7 @@ static void rule_change_case(bool revalidate)
     const struct action_list *a1 = lookup1(fc, t, &k);
     assert_null(lookup1(fc, t, &other));
     assert_ptr_equal(lookup1(fc, t, &k), a1); /* cached in the EMC */
-    assert_int_equal(stats(fc).emc_hits, 1);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_EMC_HITS], 1);
 
     /* A higher-priority rule for this very packet: the EMC entry must not
      * answer with the old rule. */
@@ -345,8 +345,8 @@ static void rule_change_case(bool revalidate)
     assert_int_equal(a2->a[0].u.port, 2);
     assert_int_equal(lookup1(fc, t, &other)->a[0].u.port, 2);
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.rule_changes, 1);
-    assert_true(s.megaflows_flushed >= 1);
+    assert_int_equal(s.n[FCACHE_STAT_RULE_CHANGES], 1);
+    assert_true(s.n[FCACHE_STAT_MEGAFLOWS_FLUSHED] >= 1);
     /* Delete it: back to the first rule. */
     struct rule *del = parse_rule("priority=20,tcp,tp_dst=80 actions=drop");
     assert_int_equal(rule_table_delete_strict(t, del), 1);
@@ -363,9 +363,9 @@ static void rule_change_case(bool revalidate)
     assert_null(lookup1(fc, t, &k));
     check_identity(fc);
     s = stats(fc);
-    assert_int_equal(s.rule_changes, 4);
+    assert_int_equal(s.n[FCACHE_STAT_RULE_CHANGES], 4);
     if (!revalidate)
-        assert_int_equal(s.megaflows_revalidated, 0);
+        assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS_REVALIDATED], 0);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -393,15 +393,15 @@ static void test_revalidation_keeps_unaffected(void **state)
     key_ip(&k, 0, 1, 0x0a000001, 2, 3);
     lookup1(fc, t, &k);
     lookup1(fc, t, &k);
-    assert_int_equal(stats(fc).emc_hits, 1);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_EMC_HITS], 1);
     /* Another in_port only: the megaflow's mask has in_port exact. */
     rule_table_add(t, parse_rule("priority=30,in_port=5 actions=output:9"));
     lookup1(fc, t, &k);
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.megaflows_revalidated, 1);
-    assert_int_equal(s.megaflows_flushed, 0);
-    assert_int_equal(s.emc_hits, 2);
-    assert_int_equal(s.upcalls, 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS_REVALIDATED], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS_FLUSHED], 0);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS], 2);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -422,9 +422,9 @@ static void test_set_rules_and_flush(void **state)
     fcache_set_rules(fc, t2);
     assert_int_equal(lookup1(fc, t2, &k)->a[0].u.port, 2);
     fcache_flush(fc);
-    assert_int_equal(stats(fc).megaflows, 0);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_MEGAFLOWS], 0);
     assert_int_equal(lookup1(fc, t2, &k)->a[0].u.port, 2);
-    assert_int_equal(stats(fc).upcalls, 3);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_UPCALLS], 3);
     fcache_destroy(fc);
     rule_table_destroy(t1);
     rule_table_destroy(t2);
@@ -453,7 +453,7 @@ static void test_sweep_after_change(void **state)
     lookup_check(fc, t, keys, 16, 0, out);
     lookup_check(fc, t, keys, 16, 0, out);
     struct fcache_stats s = stats(fc);
-    uint64_t cached = s.emc_hits; /* live EMC entries */
+    uint64_t cached = s.n[FCACHE_STAT_EMC_HITS]; /* live EMC entries */
     assert_true(cached >= 8);
     rule_table_add(t, parse_rule("priority=2,udp actions=output:2"));
     /* One lookup per call of a key outside the old flows: 64 calls sweep
@@ -463,8 +463,8 @@ static void test_sweep_after_change(void **state)
     for (unsigned i = 0; i < 64; i++)
         lookup_check(fc, t, &x, 1, 0, out);
     s = stats(fc);
-    assert_int_equal(s.emc_swept, cached);
-    assert_true(s.smc_swept > 0);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_SWEPT], cached);
+    assert_true(s.n[FCACHE_STAT_SMC_SWEPT] > 0);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -497,9 +497,9 @@ static void test_eviction(void **state)
     for (unsigned r = 0; r < 10; r++)
         lookup_check(fc, t, keys, 12, 0, out);
     struct fcache_stats s = stats(fc);
-    assert_true(s.megaflows_evicted > 0);
-    assert_int_equal(s.megaflows, 2);
-    assert_int_equal(s.megaflows_installed - s.megaflows_evicted, 2);
+    assert_true(s.n[FCACHE_STAT_MEGAFLOWS_EVICTED] > 0);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS], 2);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS_INSTALLED] - s.n[FCACHE_STAT_MEGAFLOWS_EVICTED], 2);
     check_identity(fc);
     fcache_destroy(fc);
     rule_table_destroy(t);
@@ -534,8 +534,8 @@ static void test_long_call_chunks(void **state)
         assert_int_equal(out[i]->a[0].u.port, 1 + i % 3);
     }
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.lookups, N);
-    assert_true(s.megaflows_evicted > PKT_BATCH_MAX); /* more than one batch's worth */
+    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], N);
+    assert_true(s.n[FCACHE_STAT_MEGAFLOWS_EVICTED] > PKT_BATCH_MAX); /* more than one batch's worth */
     check_identity(fc);
     fcache_destroy(fc);
     rule_table_destroy(t);
@@ -566,23 +566,23 @@ static void test_revalidate_budget(void **state)
         k.nw_proto = 17;
         assert_int_equal(lookup1(fc, t, &k)->a[0].u.port, 2);
     }
-    assert_int_equal(stats(fc).megaflows, 1000);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_MEGAFLOWS], 1000);
     /* 1000 x 1102 rule examinations > 2^20: flushed, not revalidated. */
     rule_table_add(t, parse_rule("priority=20,ip,nw_src=9.9.9.9 actions=output:3"));
     key_ip(&k, 0, 1, 1, 1, 5000);
     k.nw_proto = 17;
     assert_int_equal(lookup1(fc, t, &k)->a[0].u.port, 2);
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.revalidate_over_budget, 1);
-    assert_int_equal(s.megaflows_flushed, 1000);
-    assert_int_equal(s.megaflows_revalidated, 0);
-    assert_int_equal(s.megaflows, 1);
+    assert_int_equal(s.n[FCACHE_STAT_REVALIDATE_OVER_BUDGET], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS_FLUSHED], 1000);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS_REVALIDATED], 0);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS], 1);
     /* Below the budget (1 megaflow), the next change revalidates. */
     rule_table_add(t, parse_rule("priority=20,ip,nw_src=9.9.9.8 actions=output:3"));
     lookup1(fc, t, &k);
     s = stats(fc);
-    assert_int_equal(s.revalidate_over_budget, 1);
-    assert_int_equal(s.megaflows_flushed + s.megaflows_revalidated, 1001);
+    assert_int_equal(s.n[FCACHE_STAT_REVALIDATE_OVER_BUDGET], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOWS_FLUSHED] + s.n[FCACHE_STAT_MEGAFLOWS_REVALIDATED], 1001);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -613,9 +613,9 @@ static void test_insertion_exact_count(void **state)
     for (unsigned i = 0; i < N; i++)
         expect_n += emc_insert_draw(&rng, emc_insert_threshold(4));
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.emc_inserts, expect_n);
-    assert_int_equal(s.emc_inserts, 1029);
-    assert_int_equal(s.upcalls + s.megaflow_hits, N);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], expect_n);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], 1029);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS] + s.n[FCACHE_STAT_MEGAFLOW_HITS], N);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -639,9 +639,9 @@ static void test_per_port_override(void **state)
             lookup1(fc, t, &k);
         }
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.emc_inserts, 1);
-    assert_int_equal(s.emc_hits, 2); /* port 2's second and third packet */
-    assert_int_equal(s.classifiers, 4);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS], 2); /* port 2's second and third packet */
+    assert_int_equal(s.n[FCACHE_STAT_CLASSIFIERS], 4);
     fcache_destroy(fc);
 
     /* The opposite: global always, port 1 never. */
@@ -657,9 +657,9 @@ static void test_per_port_override(void **state)
             lookup1(fc, t, &k);
         }
     s = stats(fc);
-    assert_int_equal(s.emc_inserts, 3);
-    assert_int_equal(s.emc_hits, 6);
-    assert_int_equal(s.smc_hits, 2);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], 3);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS], 6);
+    assert_int_equal(s.n[FCACHE_STAT_SMC_HITS], 2);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -692,19 +692,19 @@ static void test_key_len_limit_paths(void **state)
             assert_int_equal(lookup1(fc, t, &arp)->a[0].u.port, 1);
         }
         struct fcache_stats s = stats(fc);
-        assert_int_equal(s.emc_hits, 0);
-        assert_int_equal(s.emc_inserts, 0);
-        assert_int_equal(s.emc_insert_too_long, 4);
-        assert_int_equal(s.upcalls, 1);
+        assert_int_equal(s.n[FCACHE_STAT_EMC_HITS], 0);
+        assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], 0);
+        assert_int_equal(s.n[FCACHE_STAT_EMC_INSERT_TOO_LONG], 4);
+        assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
         if (smc)
-            assert_int_equal(s.smc_hits, 2);
+            assert_int_equal(s.n[FCACHE_STAT_SMC_HITS], 2);
         else
-            assert_int_equal(s.megaflow_hits, 3);
+            assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 3);
         struct flow_key ip;
         key_ip(&ip, 0, 1, 1, 1, 1); /* 120 bytes: cached */
         lookup1(fc, t, &ip);
         lookup1(fc, t, &ip);
-        assert_int_equal(stats(fc).emc_hits, 1);
+        assert_int_equal(stats(fc).n[FCACHE_STAT_EMC_HITS], 1);
         fcache_destroy(fc);
     }
     rule_table_destroy(t);
@@ -735,34 +735,34 @@ static void test_resort(void **state)
     uint32_t ha = flow_hash(&a, 0), hb = flow_hash(&b, 0);
     fcache_lookup_batch(fc, &a, &ha, 1, out, 0); /* subtable A first */
     fcache_lookup_batch(fc, &b, &hb, 1, out, 1);
-    assert_int_equal(stats(fc).subtables, 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_SUBTABLES], 2);
     /* b's megaflow mask covers nw_src and nw_dst (both rules examined);
      * it lives in the second subtable. */
     struct fcache_stats s0 = stats(fc);
     for (unsigned i = 0; i < 10; i++)
         fcache_lookup_batch(fc, &b, &hb, 1, out, 2);
     struct fcache_stats s1 = stats(fc);
-    assert_int_equal(s1.megaflow_hits - s0.megaflow_hits, 10);
-    assert_int_equal(s1.subtable_lookups - s0.subtable_lookups, 20);
+    assert_int_equal(s1.n[FCACHE_STAT_MEGAFLOW_HITS] - s0.n[FCACHE_STAT_MEGAFLOW_HITS], 10);
+    assert_int_equal(s1.n[FCACHE_STAT_SUBTABLE_LOOKUPS] - s0.n[FCACHE_STAT_SUBTABLE_LOOKUPS], 20);
     /* The interval passes: b's subtable is ranked first. */
     fcache_lookup_batch(fc, &b, &hb, 1, out, 5000);
     struct fcache_stats s2 = stats(fc);
-    assert_int_equal(s2.subtable_lookups - s1.subtable_lookups, 1);
-    assert_true(s2.resorts >= 2);
+    assert_int_equal(s2.n[FCACHE_STAT_SUBTABLE_LOOKUPS] - s1.n[FCACHE_STAT_SUBTABLE_LOOKUPS], 1);
+    assert_true(s2.n[FCACHE_STAT_RESORTS] >= 2);
     fcache_lookup_batch(fc, &a, &ha, 1, out, 5001);
-    assert_int_equal(stats(fc).subtable_lookups - s2.subtable_lookups, 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_SUBTABLE_LOOKUPS] - s2.n[FCACHE_STAT_SUBTABLE_LOOKUPS], 2);
     assert_ptr_equal(out[0], expect(t, &a));
     /* a now gets 5 hits; the clock goes back (a new replay): re-ranked at
      * once rather than after the old deadline. */
     for (unsigned i = 0; i < 5; i++)
         fcache_lookup_batch(fc, &a, &ha, 1, out, 5002);
-    uint64_t r = stats(fc).resorts;
+    uint64_t r = stats(fc).n[FCACHE_STAT_RESORTS];
     fcache_lookup_batch(fc, &a, &ha, 1, out, 10);
     struct fcache_stats s3 = stats(fc);
-    assert_int_equal(s3.resorts, r + 1);
+    assert_int_equal(s3.n[FCACHE_STAT_RESORTS], r + 1);
     fcache_lookup_batch(fc, &a, &ha, 1, out, 11);
-    assert_int_equal(stats(fc).subtable_lookups - s3.subtable_lookups, 1);
-    assert_int_equal(stats(fc).resorts, r + 1);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_SUBTABLE_LOOKUPS] - s3.n[FCACHE_STAT_SUBTABLE_LOOKUPS], 1);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_RESORTS], r + 1);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -784,9 +784,9 @@ static void test_high_in_ports(void **state)
         assert_null(lookup1(fc, t, &k));
     }
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.classifiers, 1); /* shared by ports >= 64 */
-    assert_int_equal(s.upcalls, 3);
-    assert_int_equal(s.megaflow_hits, 6);
+    assert_int_equal(s.n[FCACHE_STAT_CLASSIFIERS], 1); /* shared by ports >= 64 */
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 3);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 6);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -821,14 +821,14 @@ static void test_simple_answer_cache(void **state)
         assert_int_equal(simple->a[0].u.port, 2);
         assert_int_equal(fcache_lookup_port(fc, 1, 4)->a[0].u.port, 2);
     }
-    uint64_t installed = stats(fc).megaflows_installed;
+    uint64_t installed = stats(fc).n[FCACHE_STAT_MEGAFLOWS_INSTALLED];
 
     /* Same match, another output: revalidation keeps the megaflow. */
     struct rule *r3 = parse_rule("priority=5,in_port=1 actions=output:3");
     assert_int_equal(rule_table_delete_strict(t, r3), 1);
     rule_table_add(t, r3);
     fcache_sync(fc, 0);
-    assert_int_equal(stats(fc).megaflows_flushed, 0);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_MEGAFLOWS_FLUSHED], 0);
     assert_true(fcache_port_simple(fc, 1, &simple));
     assert_int_equal(simple->a[0].u.port, 3);
     assert_int_equal(fcache_lookup_port(fc, 1, 1)->a[0].u.port, 3);
@@ -838,7 +838,7 @@ static void test_simple_answer_cache(void **state)
     fcache_sync(fc, 0);
     assert_false(fcache_port_simple(fc, 1, &simple));
     fcache_lookup_batch(fc, &k, &h, 1, out, 0);
-    assert_int_equal(stats(fc).megaflows_installed, installed + 1);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_MEGAFLOWS_INSTALLED], installed + 1);
     fcache_sync(fc, 0);
     assert_true(fcache_port_simple(fc, 1, &simple));
     assert_int_equal(simple->a[0].u.port, 3);
@@ -873,13 +873,13 @@ static void test_direct_stage(void **state)
             assert_ptr_equal(out[i], expect(t, &keys[i]));
     }
     struct fcache_stats s = stats(fc), s2;
-    assert_int_equal(s.lookups, 16);
-    assert_int_equal(s.direct, 16);
-    assert_int_equal(s.upcalls, 1);
-    assert_int_equal(s.megaflow_hits, 15);
-    assert_int_equal(s.subtable_lookups, 15); /* one subtable, probed once per batch */
-    assert_int_equal(s.emc_hits + s.smc_hits + s.emc_inserts + s.smc_inserts, 0);
-    assert_int_equal(s.subtables, 1);
+    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], 16);
+    assert_int_equal(s.n[FCACHE_STAT_DIRECT], 16);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 15);
+    assert_int_equal(s.n[FCACHE_STAT_SUBTABLE_LOOKUPS], 15); /* one subtable, probed once per batch */
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS] + s.n[FCACHE_STAT_SMC_HITS] + s.n[FCACHE_STAT_EMC_INSERTS] + s.n[FCACHE_STAT_SMC_INSERTS], 0);
+    assert_int_equal(s.n[FCACHE_STAT_SUBTABLES], 1);
     assert_true(fcache_port_direct(fc, 1));
     check_identity(fc);
 
@@ -891,15 +891,15 @@ static void test_direct_stage(void **state)
     assert_false(fcache_port_simple(fc, 2, &simple)); /* no classifier */
     assert_ptr_equal(fcache_lookup_port(fc, 1, 5), expect(t, &keys[0]));
     s2 = stats(fc);
-    assert_int_equal(s2.lookups, s.lookups + 5);
-    assert_int_equal(s2.direct, s.direct + 5);
-    assert_int_equal(s2.megaflow_hits, s.megaflow_hits + 5);
-    assert_int_equal(s2.subtable_lookups, s.subtable_lookups + 5);
+    assert_int_equal(s2.n[FCACHE_STAT_LOOKUPS], s.n[FCACHE_STAT_LOOKUPS] + 5);
+    assert_int_equal(s2.n[FCACHE_STAT_DIRECT], s.n[FCACHE_STAT_DIRECT] + 5);
+    assert_int_equal(s2.n[FCACHE_STAT_MEGAFLOW_HITS], s.n[FCACHE_STAT_MEGAFLOW_HITS] + 5);
+    assert_int_equal(s2.n[FCACHE_STAT_SUBTABLE_LOOKUPS], s.n[FCACHE_STAT_SUBTABLE_LOOKUPS] + 5);
     check_identity(fc);
     /* Asked for a port without a simple answer, it answers "no rule" and
      * counts so (the datapath never does: it asks first). */
     assert_null(fcache_lookup_port(fc, 2, 2));
-    assert_int_equal(stats(fc).no_rule, s2.no_rule + 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_NO_RULE], s2.n[FCACHE_STAT_NO_RULE] + 2);
     /* A lookup batch ends fcache_port_simple()'s answer: asked again. */
     lookup_check(fc, t, keys, 8, 0, out);
     assert_ptr_equal(fcache_lookup_port(fc, 1, 1), expect(t, &keys[0]));
@@ -914,7 +914,7 @@ static void test_direct_stage(void **state)
     fcache_sync(fc, 0); /* revalidation deletes the in_port-only megaflow */
     assert_false(fcache_port_simple(fc, 1, &simple));
     lookup_check(fc, t, keys, 8, 0, out);
-    assert_int_equal(stats(fc).subtables, 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_SUBTABLES], 2);
     assert_false(fcache_port_direct(fc, 1));
     assert_false(fcache_port_simple(fc, 1, &simple));
     assert_int_equal(out[1]->a[0].u.port, 3);
@@ -923,10 +923,10 @@ static void test_direct_stage(void **state)
     s = stats(fc);
     lookup_check(fc, t, keys, 8, 0, out);
     s2 = stats(fc);
-    assert_int_equal(s2.direct, s.direct);
-    assert_true(s2.emc_inserts > 0);
+    assert_int_equal(s2.n[FCACHE_STAT_DIRECT], s.n[FCACHE_STAT_DIRECT]);
+    assert_true(s2.n[FCACHE_STAT_EMC_INSERTS] > 0);
     lookup_check(fc, t, keys, 8, 0, out);
-    assert_true(stats(fc).emc_hits > 0);
+    assert_true(stats(fc).n[FCACHE_STAT_EMC_HITS] > 0);
     check_identity(fc);
 
     /* direct_subtables = 2 keeps the two-mask port direct. */
@@ -935,8 +935,8 @@ static void test_direct_stage(void **state)
     for (unsigned round = 0; round < 3; round++)
         lookup_check(fc, t, keys, 8, 0, out);
     s = stats(fc);
-    assert_int_equal(s.direct, 24);
-    assert_int_equal(s.emc_inserts + s.smc_inserts, 0);
+    assert_int_equal(s.n[FCACHE_STAT_DIRECT], 24);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS] + s.n[FCACHE_STAT_SMC_INSERTS], 0);
     fcache_destroy(fc);
 
     /* direct_subtables = 0: never direct, never simple. */
@@ -944,7 +944,7 @@ static void test_direct_stage(void **state)
     assert_false(fcache_port_direct(fc, 1));
     assert_false(fcache_port_simple(fc, 1, &simple));
     lookup_check(fc, t, keys, 8, 0, out);
-    assert_int_equal(stats(fc).direct, 0);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_DIRECT], 0);
     fcache_destroy(fc);
     rule_table_destroy(t);
 }
@@ -979,10 +979,10 @@ static void test_direct_shared_ports(void **state)
             assert_ptr_equal(out[i], expect(t, &k2[i]));
     }
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.classifiers, 1);
-    assert_int_equal(s.subtables, 1);
-    assert_int_equal(s.upcalls, 5); /* one megaflow per distinct port */
-    assert_int_equal(s.direct, s.lookups);
+    assert_int_equal(s.n[FCACHE_STAT_CLASSIFIERS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_SUBTABLES], 1);
+    assert_int_equal(s.n[FCACHE_STAT_UPCALLS], 5); /* one megaflow per distinct port */
+    assert_int_equal(s.n[FCACHE_STAT_DIRECT], s.n[FCACHE_STAT_LOOKUPS]);
     const struct action_list *simple;
     assert_false(fcache_port_simple(fc, 100, &simple)); /* the shared classifier */
     check_identity(fc);
@@ -1216,25 +1216,12 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
     }
 
     struct fcache_stats s = stats(fc);
-    assert_int_equal(s.lookups, packets);
-    assert_int_equal(s.lookups, s.emc_hits + s.smc_hits + s.megaflow_hits + s.upcalls);
-    assert_int_equal(s.no_rule, expect_null);
-    assert_int_equal(s.rule_changes, changes);
-    assert_true(s.megaflows <= dc->mf_max);
-    sum->lookups += s.lookups;
-    sum->emc_hits += s.emc_hits;
-    sum->smc_hits += s.smc_hits;
-    sum->megaflow_hits += s.megaflow_hits;
-    sum->direct += s.direct;
-    sum->emc_inserts += s.emc_inserts;
-    sum->smc_inserts += s.smc_inserts;
-    sum->upcalls += s.upcalls;
-    sum->upcall_misses += s.upcall_misses;
-    sum->megaflows_evicted += s.megaflows_evicted;
-    sum->megaflows_flushed += s.megaflows_flushed;
-    sum->megaflows_revalidated += s.megaflows_revalidated;
-    sum->emc_insert_too_long += s.emc_insert_too_long;
-    sum->emc_swept += s.emc_swept;
+    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], packets);
+    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], s.n[FCACHE_STAT_EMC_HITS] + s.n[FCACHE_STAT_SMC_HITS] + s.n[FCACHE_STAT_MEGAFLOW_HITS] + s.n[FCACHE_STAT_UPCALLS]);
+    assert_int_equal(s.n[FCACHE_STAT_NO_RULE], expect_null);
+    assert_int_equal(s.n[FCACHE_STAT_RULE_CHANGES], changes);
+    assert_true(s.n[FCACHE_STAT_MEGAFLOWS] <= dc->mf_max);
+    fcache_stats_add(sum, &s);
     fcache_destroy(fc);
     free(ws);
     rule_table_destroy(t);
@@ -1263,37 +1250,37 @@ static unsigned diff_packets_per_cfg(void)
  * runs together). */
 static void check_coverage(const struct diff_cfg *dc, const struct fcache_stats *s)
 {
-    assert_true(s->megaflow_hits > 0);
-    assert_true(s->upcall_misses > 0);
-    assert_true(s->megaflows_flushed > 0);
-    assert_true(s->direct <= s->megaflow_hits + s->upcalls);
+    assert_true(s->n[FCACHE_STAT_MEGAFLOW_HITS] > 0);
+    assert_true(s->n[FCACHE_STAT_UPCALL_MISSES] > 0);
+    assert_true(s->n[FCACHE_STAT_MEGAFLOWS_FLUSHED] > 0);
+    assert_true(s->n[FCACHE_STAT_DIRECT] <= s->n[FCACHE_STAT_MEGAFLOW_HITS] + s->n[FCACHE_STAT_UPCALLS]);
     if (dc->direct == 0)
-        assert_int_equal(s->direct, 0);
+        assert_int_equal(s->n[FCACHE_STAT_DIRECT], 0);
     else
-        assert_true(s->direct > 0);
+        assert_true(s->n[FCACHE_STAT_DIRECT] > 0);
     if (dc->direct >= FCACHE_DIRECT_MAX) { /* the rule sets never reach 64 masks */
-        assert_int_equal(s->direct, s->lookups);
-        assert_int_equal(s->emc_hits + s->smc_hits + s->emc_inserts + s->smc_inserts, 0);
+        assert_int_equal(s->n[FCACHE_STAT_DIRECT], s->n[FCACHE_STAT_LOOKUPS]);
+        assert_int_equal(s->n[FCACHE_STAT_EMC_HITS] + s->n[FCACHE_STAT_SMC_HITS] + s->n[FCACHE_STAT_EMC_INSERTS] + s->n[FCACHE_STAT_SMC_INSERTS], 0);
     } else {
         if (dc->inv)
-            assert_true(s->emc_hits > 0);
+            assert_true(s->n[FCACHE_STAT_EMC_HITS] > 0);
         else
-            assert_int_equal(s->emc_hits, 0);
+            assert_int_equal(s->n[FCACHE_STAT_EMC_HITS], 0);
         if (dc->smc)
-            assert_true(s->smc_hits > 0);
+            assert_true(s->n[FCACHE_STAT_SMC_HITS] > 0);
         else
-            assert_int_equal(s->smc_hits, 0);
+            assert_int_equal(s->n[FCACHE_STAT_SMC_HITS], 0);
     }
     if (dc->mf_max < 1000)
-        assert_true(s->megaflows_evicted > 0);
+        assert_true(s->n[FCACHE_STAT_MEGAFLOWS_EVICTED] > 0);
     if (dc->revalidate)
-        assert_true(s->megaflows_revalidated > 0);
+        assert_true(s->n[FCACHE_STAT_MEGAFLOWS_REVALIDATED] > 0);
     else
-        assert_int_equal(s->megaflows_revalidated, 0);
+        assert_int_equal(s->n[FCACHE_STAT_MEGAFLOWS_REVALIDATED], 0);
     if (dc->max_key_len < 136 && dc->inv)
-        assert_true(s->emc_insert_too_long > 0);
+        assert_true(s->n[FCACHE_STAT_EMC_INSERT_TOO_LONG] > 0);
     if (dc->inv == 1 && dc->direct < FCACHE_DIRECT_MAX)
-        assert_true(s->emc_swept > 0);
+        assert_true(s->n[FCACHE_STAT_EMC_SWEPT] > 0);
 }
 
 static void test_differential(void **state)
@@ -1307,16 +1294,16 @@ static void test_differential(void **state)
         /* Several rule sets per configuration. */
         for (unsigned j = 0; j < 4; j++)
             run_diff(&diff_cfgs[i], 1000 * (j + 1) + i, per / 4, &sum);
-        total += sum.lookups;
+        total += sum.n[FCACHE_STAT_LOOKUPS];
         print_message("  %-24s %8llu pkts: emc %llu smc %llu megaflow %llu upcall %llu "
                       "(no rule %llu) evicted %llu flushed %llu kept %llu\n",
-                      diff_cfgs[i].name, (unsigned long long)sum.lookups,
-                      (unsigned long long)sum.emc_hits, (unsigned long long)sum.smc_hits,
-                      (unsigned long long)sum.megaflow_hits, (unsigned long long)sum.upcalls,
-                      (unsigned long long)sum.upcall_misses,
-                      (unsigned long long)sum.megaflows_evicted,
-                      (unsigned long long)sum.megaflows_flushed,
-                      (unsigned long long)sum.megaflows_revalidated);
+                      diff_cfgs[i].name, (unsigned long long)sum.n[FCACHE_STAT_LOOKUPS],
+                      (unsigned long long)sum.n[FCACHE_STAT_EMC_HITS], (unsigned long long)sum.n[FCACHE_STAT_SMC_HITS],
+                      (unsigned long long)sum.n[FCACHE_STAT_MEGAFLOW_HITS], (unsigned long long)sum.n[FCACHE_STAT_UPCALLS],
+                      (unsigned long long)sum.n[FCACHE_STAT_UPCALL_MISSES],
+                      (unsigned long long)sum.n[FCACHE_STAT_MEGAFLOWS_EVICTED],
+                      (unsigned long long)sum.n[FCACHE_STAT_MEGAFLOWS_FLUSHED],
+                      (unsigned long long)sum.n[FCACHE_STAT_MEGAFLOWS_REVALIDATED]);
         check_coverage(&diff_cfgs[i], &sum);
     }
     print_message("differential: %llu packets checked against the rule table\n",

@@ -25,7 +25,7 @@
 #include "config.h"
 #include "csum.h"
 #include "dp.h"
-#include "netdev.h"
+#include "netdev-provider.h"
 #include "offload.h"
 #include "packet.h"
 #include "parse.h"
@@ -416,10 +416,10 @@ static void matrix_one(const struct spec *s, enum csum_state st, uint32_t caps)
     if (!L.v6) {
         if (caps & NETDEV_TX_IP_CSUM) {
             p16(exp + L.l3 + 10, 0); /* left to the NIC as it was */
-            want.offloaded[CSUM_L_OUTER_IP] = 1;
+            want.n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_IP] = 1;
             assert_int_equal(pkt_csum_get(p, CSUM_L_OUTER_IP), CSUM_PARTIAL);
         } else {
-            want.sw[CSUM_L_OUTER_IP] = 1;
+            want.n[CSUM_STAT_SW + CSUM_L_OUTER_IP] = 1;
             assert_int_equal(pkt_csum_get(p, CSUM_L_OUTER_IP), CSUM_GOOD);
         }
     }
@@ -428,12 +428,12 @@ static void matrix_one(const struct spec *s, enum csum_state st, uint32_t caps)
         p16(exp + L.l4 + L.field, ref_fold(ref_pseudo(full, &L)));
         assert_int_equal(pkt_csum_get(p, CSUM_L_OUTER_L4), CSUM_PARTIAL);
         if (guest) {
-            want.guest_partial = 1;
+            want.n[CSUM_STAT_GUEST_PARTIAL] = 1;
             assert_true(p->flags & PKT_F_VNET_CSUM);
             assert_int_equal(p->csum_start, L.l4);
             assert_int_equal(p->csum_offset, L.field);
         } else {
-            want.offloaded[CSUM_L_OUTER_L4] = 1;
+            want.n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_L4] = 1;
         }
         /* Completing that per the virtio spec gives the full checksum. */
         uint8_t done[MAXF];
@@ -444,7 +444,7 @@ static void matrix_one(const struct spec *s, enum csum_state st, uint32_t caps)
             c = 0xffff;
         assert_int_equal(c, g16(full + L.l4 + L.field));
     } else {
-        want.sw[CSUM_L_OUTER_L4] = 1;
+        want.n[CSUM_STAT_SW + CSUM_L_OUTER_L4] = 1;
         assert_int_equal(pkt_csum_get(p, CSUM_L_OUTER_L4), CSUM_GOOD);
         assert_false(p->flags & PKT_F_VNET_CSUM);
         assert_true(ref_l4_ok(p->data, &L));
@@ -536,8 +536,8 @@ static void complete_check(const struct spec *s)
     assert_true(ref_l4_ok(p->data, &L));
     if (!L.v6)
         assert_true(ref_ip_ok(p->data, &L));
-    assert_int_equal(cs.sw[CSUM_L_OUTER_L4], 1);
-    assert_int_equal(cs.sw[CSUM_L_OUTER_IP], L.v6 ? 0 : 1);
+    assert_int_equal(cs.n[CSUM_STAT_SW + CSUM_L_OUTER_L4], 1);
+    assert_int_equal(cs.n[CSUM_STAT_SW + CSUM_L_OUTER_IP], L.v6 ? 0 : 1);
     pkt_free(p);
 
     memcpy(in, full, n);
@@ -673,7 +673,7 @@ static void test_fragments(void **state)
             assert_true(p->flags & PKT_F_VNET_CSUM);
             assert_int_equal(p->csum_start, L.l4);
             assert_int_equal(p->csum_offset, L.field);
-            assert_int_equal(cs.guest_partial, 1);
+            assert_int_equal(cs.n[CSUM_STAT_GUEST_PARTIAL], 1);
             pkt_free(p);
         }
     }
@@ -1133,7 +1133,7 @@ static void test_vnet_start_mismatch(void **state)
             memset(&cs, 0, sizeof cs);
             assert_int_equal(pkt_send_prepare(p, 0, &cs), CSUM_PREP_OK);
             assert_bytes(p->data, exp, n);
-            assert_int_equal(cs.sw[CSUM_L_OUTER_L4], 1);
+            assert_int_equal(cs.n[CSUM_STAT_SW + CSUM_L_OUTER_L4], 1);
             pkt_free(p);
 
             /* To a NIC with tx-l4-csum: we do not understand the location,
@@ -1246,9 +1246,9 @@ static void test_csum_complete_ignores_caps(void **state)
     assert_bytes(p->data, full, n);
     assert_int_equal(pkt_csum_get(p, CSUM_L_OUTER_IP), CSUM_GOOD);
     assert_int_equal(pkt_csum_get(p, CSUM_L_OUTER_L4), CSUM_GOOD);
-    assert_int_equal(cs.sw[CSUM_L_OUTER_IP], 1);
-    assert_int_equal(cs.sw[CSUM_L_OUTER_L4], 1);
-    assert_int_equal(cs.guest_partial, 0);
+    assert_int_equal(cs.n[CSUM_STAT_SW + CSUM_L_OUTER_IP], 1);
+    assert_int_equal(cs.n[CSUM_STAT_SW + CSUM_L_OUTER_L4], 1);
+    assert_int_equal(cs.n[CSUM_STAT_GUEST_PARTIAL], 0);
     pkt_free(p);
 }
 
@@ -1460,6 +1460,22 @@ static const char DP_CONFIG[] =
     "rule = priority=10,in_port=p0 actions=output:p1\n"
     "rule = priority=10,in_port=p4 actions=output:p1\n";
 
+/* Counters since the last stats_mark() (or since the PMD was created). */
+static struct dp_stats stats_base;
+
+static void stats_mark(struct dpfx *x)
+{
+    dp_stats_collect(x->dp, &x->pmd, 1, &stats_base);
+}
+
+static const struct dp_stats *stats_since(struct dpfx *x)
+{
+    static struct dp_stats s;
+    dp_stats_collect(x->dp, &x->pmd, 1, &s);
+    dp_stats_sub(&s, &stats_base);
+    return &s;
+}
+
 static int dp_setup(void **state)
 {
     struct dpfx *x = calloc(1, sizeof *x);
@@ -1475,10 +1491,11 @@ static int dp_setup(void **state)
     char err[512] = "";
     if (config_load(x->path, &x->cfg, err, sizeof err))
         fail_msg("config_load: %s", err);
-    if (dp_create(&x->cfg, x->dir, &x->dp, err, sizeof err))
+    if (config_dp_create(&x->cfg, x->dir, &x->dp, err, sizeof err))
         fail_msg("dp_create: %s", err);
     x->pmd = dp_pmd_create(x->dp);
     assert_non_null(x->pmd);
+    stats_mark(x);
     *state = x;
     return 0;
 }
@@ -1498,8 +1515,11 @@ static int dp_teardown(void **state)
 
 static struct netdev *port(struct dpfx *x, unsigned i)
 {
-    return x->dp->ports[i].dev;
+    struct dp_port_info p;
+    dp_port_get(x->dp, i, &p);
+    return p.dev;
 }
+
 
 static void inject(struct dpfx *x, unsigned portno, const uint8_t *f, size_t n,
                    enum csum_state ip, enum csum_state l4)
@@ -1552,7 +1572,7 @@ static void test_dp_mixed_batch(void **state)
     inject(x, 0, arp, narp, CSUM_UNKNOWN, CSUM_UNKNOWN);
 
     assert_int_equal(dp_pmd_poll(x->pmd, 0), N + 1);
-    dp_pmd_flush(x->pmd);
+    dp_pmd_flush(x->pmd, 0);
     struct pkt *out[N + 2];
     assert_int_equal(collect(x, 1, out, N + 2), N + 1);
     for (size_t i = 0; i < N; i++) {
@@ -1563,12 +1583,12 @@ static void test_dp_mixed_batch(void **state)
     }
     assert_bytes(out[N]->data, arp, narp);
     pkt_free(out[N]);
-    assert_int_equal(x->pmd->csum.sw[CSUM_L_OUTER_L4], 3);
-    assert_int_equal(x->pmd->csum.sw[CSUM_L_OUTER_IP], 0);
-    assert_int_equal(x->pmd->csum.guest_partial, 0);
-    assert_int_equal(x->pmd->csum.offloaded[CSUM_L_OUTER_L4], 0);
-    assert_int_equal(x->pmd->csum.rx_partial, 3);
-    assert_int_equal(x->pmd->drops.n[DROP_csum_invalid], 0);
+    assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_SW + CSUM_L_OUTER_L4], 3);
+    assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_SW + CSUM_L_OUTER_IP], 0);
+    assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_GUEST_PARTIAL], 0);
+    assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_L4], 0);
+    assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_RX_PARTIAL], 3);
+    assert_int_equal(stats_since(x)->drops[DROP_csum_invalid], 0);
     /* The device vouched for the two GOOD packets only (netdev.h: "some
      * layer GOOD, none BAD"); a PARTIAL packet is not a GOOD verdict. */
     struct netdev_stats ns;
@@ -1590,7 +1610,7 @@ static void test_dp_no_partial_no_work(void **state)
     }
     assert_int_equal(dp_pmd_poll(x->pmd, 0), 32);
     assert_int_equal(dp_pmd_poll(x->pmd, 0), 8);
-    dp_pmd_flush(x->pmd);
+    dp_pmd_flush(x->pmd, 0);
     struct pkt *out[48];
     int n = collect(x, 1, out, 48);
     assert_int_equal(n, 40);
@@ -1598,12 +1618,12 @@ static void test_dp_no_partial_no_work(void **state)
         pkt_free(out[i]);
     uint64_t sw = 0, off = 0;
     for (int l = 0; l < CSUM_L_N; l++) {
-        sw += x->pmd->csum.sw[l];
-        off += x->pmd->csum.offloaded[l];
+        sw += stats_since(x)->csum.n[CSUM_STAT_SW + l];
+        off += stats_since(x)->csum.n[CSUM_STAT_OFFLOADED + l];
     }
     assert_int_equal(sw, 0);
     assert_int_equal(off, 0);
-    assert_int_equal(x->pmd->csum.guest_partial, 0);
+    assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_GUEST_PARTIAL], 0);
 }
 
 /* The same PARTIAL packet to three ports: no offload (computed), a guest
@@ -1612,6 +1632,7 @@ static void test_dp_no_partial_no_work(void **state)
 static void test_dp_copies_per_port(void **state)
 {
     struct dpfx *x = *state;
+    uint64_t copies = 0;
     static const uint8_t ext[] = {0};
     struct spec specs[] = {
         {.proto = 6, .payload = 300, .opt_words = 3},
@@ -1627,9 +1648,9 @@ static void test_dp_copies_per_port(void **state)
         memcpy(in, full, n);
         make_partial(in, &L, 0xabcd, true);
         inject(x, 0, in, n, L.v6 ? CSUM_UNKNOWN : CSUM_PARTIAL, CSUM_PARTIAL);
-        memset(&x->pmd->csum, 0, sizeof x->pmd->csum);
+        stats_mark(x);
         assert_int_equal(dp_pmd_poll(x->pmd, 0), 1);
-        dp_pmd_flush(x->pmd);
+        dp_pmd_flush(x->pmd, 0);
 
         struct pkt *o1, *o2, *o3;
         assert_int_equal(collect(x, 1, &o1, 1), 1);
@@ -1652,16 +1673,17 @@ static void test_dp_copies_per_port(void **state)
         assert_bytes(o3->data, full, n);
         assert_false(pkt_csum_any_partial(o3));
 
-        assert_int_equal(x->pmd->csum.sw[CSUM_L_OUTER_L4], 1);
-        assert_int_equal(x->pmd->csum.guest_partial, 1);
-        assert_int_equal(x->pmd->csum.offloaded[CSUM_L_OUTER_L4], 1);
-        assert_int_equal(x->pmd->csum.sw[CSUM_L_OUTER_IP], L.v6 ? 0 : 2);
-        assert_int_equal(x->pmd->csum.offloaded[CSUM_L_OUTER_IP], L.v6 ? 0 : 1);
+        assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_SW + CSUM_L_OUTER_L4], 1);
+        assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_GUEST_PARTIAL], 1);
+        assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_L4], 1);
+        assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_SW + CSUM_L_OUTER_IP], L.v6 ? 0 : 2);
+        assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_IP], L.v6 ? 0 : 1);
+        copies += stats_since(x)->n[DP_STAT_COPIES];
         pkt_free(o1);
         pkt_free(o2);
         pkt_free(o3);
     }
-    assert_int_equal(x->pmd->copies, 2 * 3);
+    assert_int_equal(copies, 2 * 3);
 }
 
 /* A PARTIAL packet without a usable location is dropped (csum_invalid),
@@ -1678,12 +1700,12 @@ static void test_dp_invalid_partial_dropped(void **state)
     inject(x, 0, f, n, CSUM_GOOD, CSUM_PARTIAL);
     inject(x, 0, g, m, CSUM_GOOD, CSUM_GOOD);
     assert_int_equal(dp_pmd_poll(x->pmd, 0), 2);
-    dp_pmd_flush(x->pmd);
+    dp_pmd_flush(x->pmd, 0);
     struct pkt *out[2];
     assert_int_equal(collect(x, 1, out, 2), 1);
     assert_bytes(out[0]->data, g, m);
     pkt_free(out[0]);
-    assert_int_equal(x->pmd->drops.n[DROP_csum_invalid], 1);
+    assert_int_equal(stats_since(x)->drops[DROP_csum_invalid], 1);
 }
 
 /* bad-csum policy on an rx-csum port: drop (default) or forward unchanged. */
@@ -1698,13 +1720,14 @@ static void test_dp_bad_csum_policy(void **state)
     bad[L.l4 + 16] ^= 0xff;
 
     for (int fwd = 0; fwd < 2; fwd++) {
-        x->dp->knobs.bad_csum_forward = fwd;
-        memset(&x->pmd->csum, 0, sizeof x->pmd->csum);
-        memset(&x->pmd->drops, 0, sizeof x->pmd->drops);
+        char err[128];
+        assert_int_equal(dp_knob_update(x->dp, "bad-csum", fwd ? "forward" : "drop", err,
+                                        sizeof err), 0);
+        stats_mark(x);
         inject(x, 4, bad, n, CSUM_UNKNOWN, CSUM_UNKNOWN);
         inject(x, 4, good, n, CSUM_UNKNOWN, CSUM_UNKNOWN);
         assert_int_equal(dp_pmd_poll(x->pmd, 0), 2);
-        dp_pmd_flush(x->pmd);
+        dp_pmd_flush(x->pmd, 0);
         struct pkt *out[2];
         int k = collect(x, 1, out, 2);
         assert_int_equal(k, fwd ? 2 : 1);
@@ -1716,9 +1739,9 @@ static void test_dp_bad_csum_policy(void **state)
         }
         for (int i = 0; i < k; i++)
             pkt_free(out[i]);
-        assert_int_equal(x->pmd->drops.n[DROP_bad_csum], fwd ? 0 : 1);
-        assert_int_equal(x->pmd->csum.bad_forwarded, fwd ? 1 : 0);
-        assert_int_equal(x->pmd->csum.rx_bad[CSUM_L_OUTER_L4], 1);
+        assert_int_equal(stats_since(x)->drops[DROP_bad_csum], fwd ? 0 : 1);
+        assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_BAD_FORWARDED], fwd ? 1 : 0);
+        assert_int_equal(stats_since(x)->csum.n[CSUM_STAT_RX_BAD + CSUM_L_OUTER_L4], 1);
     }
 }
 

@@ -18,7 +18,7 @@
 #include <pcap/pcap.h>
 
 #include "backends/pcap/netdev-pcap.h"
-#include "netdev.h"
+#include "netdev-provider.h"
 #include "packet.h"
 
 #define MAGIC_MICRO 0xa1b2c3d4u

@@ -461,9 +461,9 @@ static void test_push_v4_headers(void **state)
     assert_true(ref_ipv4_ok(p->data, 14));
     assert_int_equal(g16(p->data + 40), 0); /* outer UDP: no checksum */
     assert_true(ref_l4_ok(p->data, 50 + d.l3, 50 + d.l4, 6, d.l4len));
-    assert_int_equal(st.sw[CSUM_L_OUTER_IP], 1);
-    assert_int_equal(st.sw[CSUM_L_INNER_L4], 1);
-    assert_int_equal(st.sw[CSUM_L_OUTER_L4], 0);
+    assert_int_equal(st.n[CSUM_STAT_SW + CSUM_L_OUTER_IP], 1);
+    assert_int_equal(st.n[CSUM_STAT_SW + CSUM_L_INNER_L4], 1);
+    assert_int_equal(st.n[CSUM_STAT_SW + CSUM_L_OUTER_L4], 0);
     assert_false(pkt_csum_any_partial(p));
     pkt_free(p);
 }
@@ -488,7 +488,7 @@ static void test_push_v4_csum_nodf(void **state)
     assert_true(ref_l4_ok(p->data, 14, 34, 17, g16(p->data + 38)));
     assert_int_not_equal(g16(p->data + 40), 0);
     assert_true(ref_l4_ok(p->data, 50 + d.l3, 50 + d.l4, 17, d.l4len));
-    assert_int_equal(st.sw[CSUM_L_OUTER_L4], 1);
+    assert_int_equal(st.n[CSUM_STAT_SW + CSUM_L_OUTER_L4], 1);
     pkt_free(p);
 }
 
@@ -528,7 +528,7 @@ static void test_push_v6_headers(void **state)
     assert_int_equal(pkt_send_prepare(p, 0, &st), CSUM_PREP_OK);
     assert_true(ref_l4_ok(p->data, 14, 54, 17, 16 + ilen));
     assert_true(ref_l4_ok(p->data, 70 + d.l3, 70 + d.l4, 6, d.l4len));
-    assert_int_equal(st.sw[CSUM_L_OUTER_IP], 0);
+    assert_int_equal(st.n[CSUM_STAT_SW + CSUM_L_OUTER_IP], 0);
     pkt_free(p);
 }
 
@@ -765,8 +765,8 @@ static void test_pop_v4(void **state)
     assert_memory_equal(k.tun_src, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc0\x00\x02\x02", 16);
     assert_memory_equal(k.tun_dst, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc0\x00\x02\x01", 16);
     assert_int_equal(k.tun_flags, FLOW_TNL_F_CSUM); /* a valid non-zero UDP checksum */
-    assert_int_equal(st.sw_verified, 2);            /* IPv4 header and UDP */
-    assert_int_equal(st.sw_verify_failed, 0);
+    assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], 2);            /* IPv4 header and UDP */
+    assert_int_equal(st.n[CSUM_STAT_SW_VERIFY_FAILED], 0);
     assert_int_equal(p->ts, 1234);
     assert_int_equal(p->hash, 77);
     assert_int_equal(p->in_port, 3);
@@ -795,7 +795,7 @@ static void test_pop_v6(void **state)
     assert_int_equal(k.tun_id, 0xfffffe);
     assert_memory_equal(k.tun_src, t.remote_ip, 16);
     assert_memory_equal(k.tun_dst, t.local_ip, 16);
-    assert_int_equal(st.sw_verified, 1); /* UDP only: IPv6 has no header checksum */
+    assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], 1); /* UDP only: IPv6 has no header checksum */
     pkt_free(p);
 }
 
@@ -860,7 +860,7 @@ static void test_roundtrip(void **state)
         struct csum_stats st;
         memset(&st, 0, sizeof st);
         assert_int_equal(tnl_pop(p, &t, 1, &which, &k, &st), TNL_POP_OK);
-        assert_int_equal(st.sw_verify_failed, 0);
+        assert_int_equal(st.n[CSUM_STAT_SW_VERIFY_FAILED], 0);
         assert_int_equal(p->len, d.len);
         assert_memory_equal(p->data, want, d.len);
         pkt_free(p);
@@ -897,7 +897,7 @@ static void test_pop_errors(void **state)
     p = rx4(&t, 43, 10);
     memset(&st, 0, sizeof st);
     assert_int_equal(pop_edited(&t, 1, p, &which, &st), TNL_POP_UNKNOWN_VNI);
-    assert_int_equal(st.sw_verified, 0); /* nothing verified for an unknown tunnel */
+    assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], 0); /* nothing verified for an unknown tunnel */
     pkt_free(p);
 
     /* IPv4 options: rebuild the outer IPv4 header with 4 bytes of options */
@@ -1097,8 +1097,8 @@ static void test_pop_csum_states(void **state)
         unsigned which;
         print_message("csum case %zu\n", i);
         assert_int_equal(tnl_pop(p, &t, 1, &which, &k, &st), c->want);
-        assert_int_equal(st.sw_verified, c->verified);
-        assert_int_equal(st.sw_verify_failed, c->failed);
+        assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], c->verified);
+        assert_int_equal(st.n[CSUM_STAT_SW_VERIFY_FAILED], c->failed);
         pkt_free(p);
     }
 }
@@ -1121,7 +1121,7 @@ static void test_pop_v6_zero_csum(void **state)
         struct flow_key k;
         unsigned which;
         assert_int_equal(tnl_pop(p, &t, 1, &which, &k, &st), TNL_POP_OK);
-        assert_int_equal(st.sw_verified, 0);
+        assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], 0);
         assert_int_equal(k.tun_flags, 0);
         pkt_free(p);
     }
@@ -1136,8 +1136,8 @@ static void test_pop_v6_zero_csum(void **state)
     struct flow_key k;
     unsigned which;
     assert_int_equal(tnl_pop(p, &t, 1, &which, &k, &st), TNL_POP_BAD_CSUM);
-    assert_int_equal(st.sw_verified, 1);
-    assert_int_equal(st.sw_verify_failed, 1);
+    assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], 1);
+    assert_int_equal(st.n[CSUM_STAT_SW_VERIFY_FAILED], 1);
     pkt_free(p);
 }
 
@@ -1170,8 +1170,8 @@ static void test_pop_csum_ffff(void **state)
     memset(&st, 0, sizeof st);
     unsigned which;
     assert_int_equal(tnl_pop(p, &t, 1, &which, &k, &st), TNL_POP_OK);
-    assert_int_equal(st.sw_verified, 2);
-    assert_int_equal(st.sw_verify_failed, 0);
+    assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], 2);
+    assert_int_equal(st.n[CSUM_STAT_SW_VERIFY_FAILED], 0);
     assert_int_equal(k.tun_flags, FLOW_TNL_F_CSUM);
     pkt_free(p);
 }
@@ -1376,7 +1376,7 @@ static void dpt_open(struct dpt *d, const char *ini)
     if (rc)
         print_error("%s\n", err);
     assert_int_equal(rc, 0);
-    rc = dp_create(&d->cfg, d->dir, &d->dp, err, sizeof err);
+    rc = config_dp_create(&d->cfg, d->dir, &d->dp, err, sizeof err);
     if (rc)
         print_error("%s\n", err);
     assert_int_equal(rc, 0);
@@ -1418,12 +1418,22 @@ static int dpt_teardown(void **state)
     return 0;
 }
 
+/* The PMD's counters now. */
+static const struct dp_stats *dpt_stats(struct dpt *d)
+{
+    static struct dp_stats s;
+    dp_stats_collect(d->dp, &d->pmd, 1, &s);
+    return &s;
+}
+
 static struct netdev *dpt_dev(struct dpt *d, const char *name)
 {
     int i = config_port_index(&d->cfg, name);
     assert_true(i >= 0);
-    assert_non_null(d->dp->ports[i].dev);
-    return d->dp->ports[i].dev;
+    struct dp_port_info p;
+    dp_port_get(d->dp, (unsigned)i, &p);
+    assert_non_null(p.dev);
+    return p.dev;
 }
 
 /* Injects p on port 'name' with the given outer states and polls. */
@@ -1434,8 +1444,8 @@ static void dpt_rx(struct dpt *d, const char *name, struct pkt *p, enum csum_sta
     p->csum[CSUM_L_OUTER_IP] = (uint8_t)ip;
     p->csum[CSUM_L_OUTER_L4] = (uint8_t)l4;
     assert_int_equal(netdev_dummy_inject(dpt_dev(d, name), 0, p), 0);
-    dp_pmd_poll(d->pmd, d->now++);
-    dp_pmd_flush(d->pmd);
+    dp_pmd_poll(d->pmd, d->now);
+    dp_pmd_flush(d->pmd, d->now++);
 }
 
 static struct pkt *dpt_collect(struct dpt *d, const char *name)
@@ -1480,14 +1490,14 @@ static void test_dp_decap_good_vouched(void **state)
     assert_int_equal(out->len, fd.len);
     assert_memory_equal(out->data, inner, fd.len);
     pkt_free(out);
-    assert_int_equal(d->pmd->csum.sw_verified, 0);
-    assert_int_equal(d->pmd->drops.n[DROP_tunnel_bad_csum], 0);
+    assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_SW_VERIFIED], 0);
+    assert_int_equal(dpt_stats(d)->drops[DROP_tunnel_bad_csum], 0);
 
     dpt_rx(d, "p0", copy, CSUM_UNKNOWN, CSUM_UNKNOWN);
     assert_null(dpt_collect(d, "vm0"));
-    assert_int_equal(d->pmd->csum.sw_verified, 1);
-    assert_int_equal(d->pmd->csum.sw_verify_failed, 1);
-    assert_int_equal(d->pmd->drops.n[DROP_tunnel_bad_csum], 1);
+    assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_SW_VERIFIED], 1);
+    assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_SW_VERIFY_FAILED], 1);
+    assert_int_equal(dpt_stats(d)->drops[DROP_tunnel_bad_csum], 1);
 }
 
 /* A BAD verdict on an outer layer drops the packet as tunnel_bad_csum
@@ -1504,9 +1514,9 @@ static void test_dp_decap_bad(void **state)
         dpt_rx(d, "p0", p, l ? CSUM_GOOD : CSUM_BAD, l ? CSUM_BAD : CSUM_GOOD);
         assert_null(dpt_collect(d, "vm0"));
     }
-    assert_int_equal(d->pmd->csum.sw_verified, 0);
-    assert_int_equal(d->pmd->drops.n[DROP_bad_csum] + d->pmd->drops.n[DROP_tunnel_bad_csum], 2);
-    assert_int_equal(d->pmd->drops.n[DROP_tunnel_bad_csum], 2);
+    assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_SW_VERIFIED], 0);
+    assert_int_equal(dpt_stats(d)->drops[DROP_bad_csum] + dpt_stats(d)->drops[DROP_tunnel_bad_csum], 2);
+    assert_int_equal(dpt_stats(d)->drops[DROP_tunnel_bad_csum], 2);
 }
 
 static const char ENCAP_INI[] =
@@ -1558,14 +1568,14 @@ static void test_dp_encap(void **state)
         pkt_free(out);
         if (i == 0) {
             for (int l = 0; l < CSUM_L_N; l++)
-                assert_int_equal(d->pmd->csum.sw[l], 0);
-            assert_int_equal(d->pmd->csum.offloaded[CSUM_L_OUTER_IP], 1);
-            assert_int_equal(d->pmd->csum.offloaded[CSUM_L_OUTER_L4], 1);
-            assert_int_equal(d->pmd->csum.offloaded[CSUM_L_INNER_L4], 1);
+                assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_SW + l], 0);
+            assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_IP], 1);
+            assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_OFFLOADED + CSUM_L_OUTER_L4], 1);
+            assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_OFFLOADED + CSUM_L_INNER_L4], 1);
         } else {
-            assert_int_equal(d->pmd->csum.sw[CSUM_L_INNER_L4], 1);
-            assert_int_equal(d->pmd->csum.sw[CSUM_L_OUTER_L4], 1);
-            assert_int_equal(d->pmd->csum.sw[CSUM_L_OUTER_IP], 0);
+            assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_SW + CSUM_L_INNER_L4], 1);
+            assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_SW + CSUM_L_OUTER_L4], 1);
+            assert_int_equal(dpt_stats(d)->csum.n[CSUM_STAT_SW + CSUM_L_OUTER_IP], 0);
         }
     }
 }

@@ -20,7 +20,7 @@
 
 #include "backends/dummy/netdev-dummy.h"
 #include "drop.h"
-#include "netdev.h"
+#include "netdev-provider.h"
 #include "packet.h"
 #include "txq.h"
 
@@ -208,16 +208,16 @@ static void check_conservation(const struct fx *x)
 {
     const struct txq *q = &x->q;
     const struct txq_stats *st = &q->stats;
-    assert_int_equal(x->enqueued, st->packets + dropped_total(q) + txq_queued(q));
+    assert_int_equal(x->enqueued, st->n[TXQ_STAT_PACKETS] + dropped_total(q) + txq_queued(q));
     uint64_t calls = 0, pk = 0;
     for (unsigned i = 0; i <= PKT_BATCH_MAX; i++) {
         calls += st->batch_hist[i];
         pk += (uint64_t)i * st->batch_hist[i];
     }
-    assert_int_equal(calls, st->send_calls);
-    assert_int_equal(pk, st->packets);
-    assert_int_equal(st->packets, x->fake.accepted_total);
-    assert_int_equal(st->bytes, x->fake.accepted_bytes);
+    assert_int_equal(calls, st->n[TXQ_STAT_SEND_CALLS]);
+    assert_int_equal(pk, st->n[TXQ_STAT_PACKETS]);
+    assert_int_equal(st->n[TXQ_STAT_PACKETS], x->fake.accepted_total);
+    assert_int_equal(st->n[TXQ_STAT_BYTES], x->fake.accepted_bytes);
     assert_int_equal(x->pool.allocated - x->pool.released,
                      txq_queued(q) + x->fake.n_kept);
 }
@@ -247,7 +247,7 @@ static void test_init(void **state)
     assert_int_equal(q.retries, TXQ_MAX_RETRIES); /* clamped */
     assert_int_equal(q.interval_ns, 50 * US);
     assert_int_equal(txq_queued(&q), 0);
-    assert_int_equal(q.stats.packets, 0);
+    assert_int_equal(q.stats.n[TXQ_STAT_PACKETS], 0);
     assert_int_equal(q.stats.wait_max_ns, 0);
     assert_int_equal(q.stats.batch_hist[PKT_BATCH_MAX], 0);
     assert_int_equal(q.stats.dropped[DROP_tx_full], 0);
@@ -275,8 +275,8 @@ static void test_interval0_always_flushes(void **state)
         assert_false(txq_flush_if_due(&x->q, now));
         check_conservation(x);
     }
-    assert_int_equal(x->q.stats.send_calls, 5);
-    assert_int_equal(x->q.stats.retries, 0);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_SEND_CALLS], 5);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 0);
     /* nothing waited: every sample in bucket 0 */
     assert_int_equal(x->q.stats.wait_hist[0], 3 + 4 + 5 + 6 + 7);
     assert_int_equal(x->q.stats.wait_max_ns, 0);
@@ -299,7 +299,7 @@ static void test_interval_n(void **state)
     assert_true(txq_flush_if_due(&x->q, t0 + N));
     assert_int_equal(x->fake.calls, 1);
     assert_int_equal(x->fake.offered[0], 2);
-    assert_int_equal(x->q.stats.packets, 2);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 2);
     /* waits 50 us (bucket 6: [32, 64) us) and 21 us (bucket 5: [16, 32)) */
     assert_int_equal(x->q.stats.wait_hist[6], 1);
     assert_int_equal(x->q.stats.wait_hist[5], 1);
@@ -397,7 +397,7 @@ static void test_no_stamp_for_devices_that_ignore_ts(void **state)
     enq(x, 64, 7);
     txq_flush(&x->q, 9);
     assert_int_equal(x->fake.kept[5]->ts, 9);
-    assert_int_equal(x->q.stats.packets, 1); /* the new queue's counters */
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 1); /* the new queue's counters */
 }
 
 /* txq_send_burst() on an empty queue: one call straight from the caller's
@@ -452,7 +452,7 @@ static void test_send_burst_behind_queue_and_drops(void **state)
     x->enqueued += 6;
     txq_send_burst(&x->q, more, 6, 6 * 64, 0, 900);
     assert_int_equal(x->fake.calls, 3);
-    assert_int_equal(x->q.stats.retries, 1);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 1);
     assert_int_equal(x->q.stats.dropped[DROP_tx_full], 2);
     assert_int_equal(txq_queued(&x->q), 0);
     check_conservation(x);
@@ -502,10 +502,10 @@ static void test_32_flows_one_call(void **state)
     }
     assert_true(txq_flush_if_due(&x->q, 5000));
     assert_int_equal(x->fake.calls, 1);
-    assert_int_equal(x->q.stats.send_calls, 1);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_SEND_CALLS], 1);
     assert_int_equal(x->q.stats.batch_hist[32], 1);
-    assert_int_equal(x->q.stats.packets, 32);
-    assert_int_equal(x->q.stats.bytes, 32 * 60 + 31 * 32 / 2);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 32);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_BYTES], 32 * 60 + 31 * 32 / 2);
     check_conservation(x);
 }
 
@@ -518,11 +518,11 @@ static void test_accept5_in_7_calls(void **state)
     assert_int_equal(x->fake.calls, 7);
     for (unsigned i = 0; i < 7; i++)
         assert_int_equal(x->fake.offered[i], 32 - 5 * (int)i);
-    assert_int_equal(x->q.stats.send_calls, 7);
-    assert_int_equal(x->q.stats.retries, 6);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_SEND_CALLS], 7);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 6);
     assert_int_equal(x->q.stats.batch_hist[5], 6);
     assert_int_equal(x->q.stats.batch_hist[2], 1);
-    assert_int_equal(x->q.stats.packets, 32);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 32);
     assert_int_equal(dropped_total(&x->q), 0);
     check_conservation(x);
 }
@@ -534,10 +534,10 @@ static void test_stalled_one_call(void **state)
     enq_n(x, 32, 10);
     txq_flush(&x->q, 10);
     assert_int_equal(x->fake.calls, 1);
-    assert_int_equal(x->q.stats.retries, 0);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 0);
     assert_int_equal(x->q.stats.batch_hist[0], 1);
     assert_int_equal(x->q.stats.dropped[DROP_tx_full], 32);
-    assert_int_equal(x->q.stats.packets, 0);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 0);
     assert_int_equal(x->pool.released, 32);
     /* dropped packets still count as waited */
     assert_int_equal(x->q.stats.wait_hist[0], 32);
@@ -552,8 +552,8 @@ static void test_retries0_one_call(void **state)
     enq_n(x, 32, 10);
     txq_flush(&x->q, 10);
     assert_int_equal(x->fake.calls, 1);
-    assert_int_equal(x->q.stats.retries, 0);
-    assert_int_equal(x->q.stats.packets, 5);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 0);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 5);
     assert_int_equal(x->q.stats.dropped[DROP_tx_full], 27);
     check_conservation(x);
 }
@@ -563,15 +563,15 @@ static void test_retries_stop_at_n(void **state)
     struct fx *x = *state;
     for (unsigned n = 0; n <= TXQ_MAX_RETRIES; n++) {
         uint64_t calls0 = x->fake.calls, drop0 = x->q.stats.dropped[DROP_tx_full];
-        uint64_t sent0 = x->q.stats.packets, retr0 = x->q.stats.retries;
+        uint64_t sent0 = x->q.stats.n[TXQ_STAT_PACKETS], retr0 = x->q.stats.n[TXQ_STAT_RETRIES];
         x->q.retries = n;
         x->fake.accept = 1;
         enq_n(x, 32, 10);
         txq_flush(&x->q, 10);
         unsigned calls = n + 1 < 32 ? n + 1 : 32;
         assert_int_equal(x->fake.calls - calls0, calls);
-        assert_int_equal(x->q.stats.retries - retr0, calls - 1);
-        assert_int_equal(x->q.stats.packets - sent0, calls);
+        assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES] - retr0, calls - 1);
+        assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS] - sent0, calls);
         assert_int_equal(x->q.stats.dropped[DROP_tx_full] - drop0, 32 - calls);
         check_conservation(x);
     }
@@ -587,8 +587,8 @@ static void test_retries_stop_on_zero_progress(void **state)
     enq_n(x, 20, 10);
     txq_flush(&x->q, 10);
     assert_int_equal(x->fake.calls, 3);
-    assert_int_equal(x->q.stats.retries, 2);
-    assert_int_equal(x->q.stats.packets, 7);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 2);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 7);
     assert_int_equal(x->q.stats.dropped[DROP_tx_full], 13);
     assert_int_equal(x->q.stats.batch_hist[3], 1);
     assert_int_equal(x->q.stats.batch_hist[4], 1);
@@ -638,8 +638,8 @@ static void test_ts_and_bytes(void **state)
         enq(x, lens[i], 100 + i);
     txq_flush(&x->q, 777);
     /* two calls of 2: the first four were accepted */
-    assert_int_equal(x->q.stats.packets, 4);
-    assert_int_equal(x->q.stats.bytes, 60 + 61 + 100 + 128);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 4);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_BYTES], 60 + 61 + 100 + 128);
     assert_int_equal(x->q.stats.dropped[DROP_tx_full], 2);
     for (unsigned i = 0; i < 4; i++)
         assert_int_equal(x->fake.kept[i]->ts, 777);
@@ -656,7 +656,7 @@ static void test_negative_return(void **state)
     assert_int_equal(x->fake.calls, 1);
     assert_int_equal(x->q.stats.dropped[DROP_tx_error], 10);
     assert_int_equal(x->q.stats.batch_hist[0], 1);
-    assert_int_equal(x->q.stats.retries, 0);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 0);
     check_conservation(x);
     /* error, link down: tx_down */
     x->fake.link_up = false;
@@ -676,8 +676,8 @@ static void test_negative_return(void **state)
     enq_n(x, 32, 0);
     txq_flush(&x->q, 0);
     assert_int_equal(x->fake.calls, 4);
-    assert_int_equal(x->q.stats.packets, 5);
-    assert_int_equal(x->q.stats.retries, 1);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 5);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 1);
     assert_int_equal(x->q.stats.dropped[DROP_tx_error], 10 + 27);
     check_conservation(x);
     /* a down port that just takes nothing: tx_down, not tx_full */
@@ -699,7 +699,7 @@ static void test_too_many_clamped(void **state)
     enq_n(x, 8, 0);
     txq_flush(&x->q, 0);
     assert_int_equal(x->fake.calls, 1);
-    assert_int_equal(x->q.stats.packets, 8);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 8);
     assert_int_equal(x->q.stats.batch_hist[8], 1);
     check_conservation(x);
 }
@@ -718,7 +718,7 @@ static void test_purge(void **state)
     txq_purge(&x->q, DROP_nomem);
     assert_int_equal(x->q.stats.dropped[DROP_nomem], 4);
     assert_int_equal(x->fake.calls, 0);
-    assert_int_equal(x->q.stats.send_calls, 0);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_SEND_CALLS], 0);
     /* purge records no wait (it has no time) */
     for (unsigned i = 0; i < TXQ_WAIT_BUCKETS; i++)
         assert_int_equal(x->q.stats.wait_hist[i], 0);
@@ -727,7 +727,7 @@ static void test_purge(void **state)
     enq_n(x, 2, 70);
     assert_int_equal(x->q.first_ns, 70);
     txq_flush(&x->q, 70);
-    assert_int_equal(x->q.stats.packets, 2);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 2);
     check_conservation(x);
 }
 
@@ -738,7 +738,7 @@ static void test_null_dev_is_down(void **state)
     x->q.dev = NULL;
     txq_flush(&x->q, 0);
     assert_int_equal(x->q.stats.dropped[DROP_tx_down], 3);
-    assert_int_equal(x->q.stats.send_calls, 0);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_SEND_CALLS], 0);
     check_conservation(x);
 }
 
@@ -770,8 +770,8 @@ static void test_enqueue_burst(void **state)
     assert_int_equal(x->fake.calls, 2);
     assert_int_equal(x->fake.offered[1], 8);
     assert_int_equal(x->q.stats.wait_hist[3], 28);
-    assert_int_equal(x->q.stats.packets, 40);
-    assert_int_equal(x->q.stats.bytes, 40 * 64);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 40);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_BYTES], 40 * 64);
     assert_int_equal(x->q.stats.wait_max_ns, 5 * US);
     txq_enqueue_burst(&x->q, a, 0, 0, t0); /* nothing */
     assert_int_equal(txq_queued(&x->q), 0);
@@ -840,8 +840,8 @@ static void test_batch_hist_exact(void **state)
     expect[0] = 1;
     for (unsigned i = 0; i <= PKT_BATCH_MAX; i++)
         assert_int_equal(x->q.stats.batch_hist[i], expect[i]);
-    assert_int_equal(x->q.stats.send_calls, 7);
-    assert_int_equal(x->q.stats.retries, 4);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_SEND_CALLS], 7);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_RETRIES], 4);
     check_conservation(x);
 }
 
@@ -915,8 +915,8 @@ static void test_conservation_random(void **state)
      * have none */
     assert_int_equal(samples, x->enqueued - purged);
     /* the walk really went through every path */
-    assert_true(x->q.stats.packets > 0);
-    assert_true(x->q.stats.retries > 0);
+    assert_true(x->q.stats.n[TXQ_STAT_PACKETS] > 0);
+    assert_true(x->q.stats.n[TXQ_STAT_RETRIES] > 0);
     assert_true(x->q.stats.dropped[DROP_tx_full] > 0);
     assert_true(x->q.stats.dropped[DROP_tx_error] > 0);
     assert_true(x->q.stats.dropped[DROP_tx_down] > 0);
@@ -978,11 +978,11 @@ static void dfx_check(const struct dfx *x)
     uint64_t d = 0;
     for (int i = 0; i < DROP_N_REASONS; i++)
         d += x->q.stats.dropped[i];
-    assert_int_equal(x->enqueued, x->q.stats.packets + d + txq_queued(&x->q));
+    assert_int_equal(x->enqueued, x->q.stats.n[TXQ_STAT_PACKETS] + d + txq_queued(&x->q));
     struct netdev_stats ns;
     netdev_get_stats(x->dev, &ns);
-    assert_int_equal(ns.tx_packets, x->q.stats.packets);
-    assert_int_equal(ns.tx_bytes, x->q.stats.bytes);
+    assert_int_equal(ns.tx_packets, x->q.stats.n[TXQ_STAT_PACKETS]);
+    assert_int_equal(ns.tx_bytes, x->q.stats.n[TXQ_STAT_BYTES]);
 }
 
 static void test_dummy_accept5(void **state)
@@ -994,7 +994,7 @@ static void test_dummy_accept5(void **state)
     dfx_enq_n(x, 32, 1000);
     assert_true(txq_flush_if_due(&x->q, 1000));
     assert_int_equal(netdev_dummy_send_calls(x->dev), 7);
-    assert_int_equal(x->q.stats.send_calls, 7);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_SEND_CALLS], 7);
     struct netdev_dummy_send_rec rec[8];
     assert_int_equal(netdev_dummy_send_log(x->dev, rec, 8), 7);
     for (int i = 0; i < 7; i++) {
@@ -1028,7 +1028,7 @@ static void test_dummy_stall_and_retries0(void **state)
     dfx_enq_n(x, 32, 0);
     txq_flush(&x->q, 0);
     assert_int_equal(netdev_dummy_send_calls(x->dev), 2);
-    assert_int_equal(x->q.stats.packets, 5);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 5);
     assert_int_equal(x->q.stats.dropped[DROP_tx_full], 32 + 27);
     dfx_check(x);
     /* unlimited again: 32 packets -> 1 call */
@@ -1036,7 +1036,7 @@ static void test_dummy_stall_and_retries0(void **state)
     dfx_enq_n(x, 32, 0);
     txq_flush(&x->q, 0);
     assert_int_equal(netdev_dummy_send_calls(x->dev), 3);
-    assert_int_equal(x->q.stats.packets, 5 + 32);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 5 + 32);
     dfx_check(x);
 }
 
@@ -1055,7 +1055,7 @@ static void test_dummy_link_down(void **state)
     assert_int_equal(netdev_dummy_set_link(x->dev, true), 0);
     dfx_enq_n(x, 12, 0);
     txq_flush(&x->q, 0);
-    assert_int_equal(x->q.stats.packets, 12);
+    assert_int_equal(x->q.stats.n[TXQ_STAT_PACKETS], 12);
     dfx_check(x);
 }
 

@@ -14,35 +14,12 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define PMD_HAVE_TSC 1
-#else
-#define PMD_HAVE_TSC 0
-#endif
-
-#include "offload.h"
+#include "netdev-provider.h"
+#include "report.h"
+#include "sys.h"
 #include "util.h"
 
 #define PMD_PUBLISH_NS (100 * 1000 * 1000ull)
-
-uint64_t pmd_cycles(void)
-{
-#if PMD_HAVE_TSC
-    return __rdtsc();
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * FS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-#endif
-}
-
-static uint64_t pmd_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * FS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /* posix_memalign keeps its own bookkeeping, so the pointer it returns is
  * the one free() takes: no offset games, and the pair below is the only
@@ -122,7 +99,7 @@ static int pmd_txlock_send(struct netdev *dev, unsigned qid, struct pkt **pkts, 
 {
     struct pmd_txlock *l = dev->priv;
     pthread_mutex_lock(&l->locks[qid % NETDEV_MAX_QUEUES]);
-    int r = l->real->class->send(l->real, qid, pkts, n, summary);
+    int r = netdev_send(l->real, qid, pkts, n, summary);
     pthread_mutex_unlock(&l->locks[qid % NETDEV_MAX_QUEUES]);
     return r;
 }
@@ -136,13 +113,13 @@ static bool pmd_txlock_link_up(const struct netdev *dev)
 static unsigned pmd_txlock_n_rxq(const struct netdev *dev)
 {
     const struct pmd_txlock *l = dev->priv;
-    return l->real->class->n_rxq(l->real);
+    return netdev_n_rxq(l->real);
 }
 
 static unsigned pmd_txlock_n_txq(const struct netdev *dev)
 {
     const struct pmd_txlock *l = dev->priv;
-    return l->real->class->n_txq(l->real);
+    return netdev_n_txq(l->real);
 }
 
 static void pmd_txlock_get_caps(const struct netdev *dev, struct netdev_caps *caps)
@@ -250,16 +227,21 @@ int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
         }
         *c1 = *c2 = '\0';
         int port = -1;
-        for (unsigned i = 0; i < dp->n_ports; i++)
-            if (!strcmp(dp->ports[i].name, tok))
+        for (unsigned i = 0; i < dp_n_ports(dp); i++) {
+            struct dp_port_info pi;
+            dp_port_get(dp, i, &pi);
+            if (!strcmp(pi.name, tok))
                 port = (int)i;
+        }
         if (port < 0) {
             fs_errf(err, errlen, "pmd-rxq-affinity: unknown port '%s'", tok);
             return -1;
         }
         char *end;
         long q = strtol(c1 + 1, &end, 10);
-        unsigned nq = dp->ports[port].dev ? dp->ports[port].dev->class->n_rxq(dp->ports[port].dev) : 0;
+        struct dp_port_info pi;
+        dp_port_get(dp, (unsigned)port, &pi);
+        unsigned nq = pi.dev ? netdev_n_rxq(pi.dev) : 0;
         if (end == c1 + 1 || *end || q < 0 || (unsigned long)q >= nq) {
             fs_errf(err, errlen, "pmd-rxq-affinity: port %s has no rx queue '%s'", tok,
                     c1 + 1);
@@ -313,11 +295,13 @@ static int pmd_assign(struct pmd_runtime *rt, char *err, size_t errlen)
     for (unsigned i = 0; i < rt->n_pmds; i++)
         n_free += !isolated[i];
     unsigned rr = 0;
-    for (unsigned p = 0; p < dp->n_ports; p++) {
-        struct netdev *dev = dp->ports[p].dev;
+    for (unsigned p = 0; p < dp_n_ports(dp); p++) {
+        struct dp_port_info pi;
+        dp_port_get(dp, p, &pi);
+        struct netdev *dev = pi.dev;
         if (!dev)
             continue;
-        unsigned nq = dev->class->n_rxq(dev);
+        unsigned nq = netdev_n_rxq(dev);
         for (unsigned q = 0; q < nq; q++) {
             const struct pmd_rxq_affinity *a = pmd_find_affinity(&rt->cfg, p, q);
             unsigned target;
@@ -331,12 +315,12 @@ static int pmd_assign(struct pmd_runtime *rt, char *err, size_t errlen)
             }
             if (dp_pmd_add_rxq(rt->dpps[target], (uint16_t)p, (uint16_t)q)) {
                 fs_errf(err, errlen, "pmd %u: cannot add rx queue %u of port %s", target,
-                        q, dp->ports[p].name);
+                        q, pi.name);
                 return -1;
             }
         }
         /* Tx queues. */
-        unsigned ntx = dev->class->n_txq(dev);
+        unsigned ntx = netdev_n_txq(dev);
         if (ntx == 0)
             continue;
         bool shared = ntx < rt->n_pmds;
@@ -354,11 +338,9 @@ static int pmd_assign(struct pmd_runtime *rt, char *err, size_t errlen)
                 pthread_mutex_init(&l->locks[q], NULL);
             rt->txlocks[p] = l;
         }
-        for (unsigned i = 0; i < rt->n_pmds; i++) {
-            dp_pmd_set_txq(rt->dpps[i], (uint16_t)p, i % ntx);
-            if (shared)
-                rt->dpps[i]->txq[p].dev = &rt->txlocks[p]->proxy;
-        }
+        for (unsigned i = 0; i < rt->n_pmds; i++)
+            dp_pmd_set_txq(rt->dpps[i], (uint16_t)p, i % ntx,
+                           shared ? &rt->txlocks[p]->proxy : NULL);
     }
     return 0;
 }
@@ -401,8 +383,8 @@ int pmd_runtime_create(struct dp *dp, const struct pmd_config *cfg,
         pmd_runtime_destroy(rt);
         return -1;
     }
-    rt->start_ns = pmd_mono_ns();
-    rt->start_cycles = pmd_cycles();
+    rt->start_ns = fs_mono_ns();
+    rt->start_cycles = fs_cycles();
     *out = rt;
     return 0;
 }
@@ -434,49 +416,18 @@ void pmd_runtime_destroy(struct pmd_runtime *rt)
  * after it stopped). */
 static void pmd_collect(const struct pmd_thread *t, struct pmd_stats *st, uint64_t now)
 {
-    struct dp_pmd *dpp = t->hot.dpp;
-    const struct dp *dp = dpp->dp;
-    struct dp_totals tot;
-    memset(st, 0, sizeof *st);
-    dp_totals(dp, &dpp, 1, &tot);
-    st->iterations = t->hot.busy_iterations + t->hot.idle_iterations;
     st->busy_iterations = t->hot.busy_iterations;
     st->idle_iterations = t->hot.idle_iterations;
     st->busy_cycles = t->hot.busy_cycles;
     st->idle_cycles = t->hot.idle_cycles;
-    st->rx_packets = tot.rx;
-    st->tx_packets = tot.tx;
-    st->copies = tot.copies;
-    st->dropped = tot.dropped;
-    st->queued = tot.queued;
-    for (int r = 0; r < DROP_N_REASONS; r++) {
-        st->drops[r] = dpp->drops.n[r];
-        for (unsigned p = 0; p < dp->n_ports; p++)
-            st->drops[r] += dpp->txq[p].stats.dropped[r];
-    }
-    for (unsigned p = 0; p < dp->n_ports; p++)
-        st->send_calls += dpp->txq[p].stats.send_calls;
-    for (int l = 0; l < CSUM_L_N; l++) {
-        st->csum_sw += dpp->csum.sw[l];
-        st->csum_offloaded += dpp->csum.offloaded[l];
-    }
-    st->csum_guest_partial = dpp->csum.guest_partial;
-    struct fcache_stats fs;
-    fcache_get_stats(dpp->fc, &fs);
-    st->emc_hits = fs.emc_hits;
-    st->smc_hits = fs.smc_hits;
-    st->megaflow_hits = fs.megaflow_hits;
-    st->direct = fs.direct;
-    st->upcalls = fs.upcalls;
     st->time_ns = now;
+    dp_pmd_stats(t->hot.dpp, &st->dp);
 }
 
 static void pmd_publish(struct pmd_thread *t, uint64_t now)
 {
-    struct pmd_stats st;
-    pmd_collect(t, &st, now);
     pthread_mutex_lock(&t->cold.snap_lock);
-    t->cold.snap = st;
+    pmd_collect(t, &t->cold.snap, now);
     pthread_mutex_unlock(&t->cold.snap_lock);
 }
 
@@ -485,7 +436,6 @@ static void *pmd_main(void *arg)
     struct pmd_thread *t = arg;
     struct pmd_runtime *rt = t->cold.rt;
     struct dp_pmd *dpp = t->hot.dpp;
-    const struct fs_clock *clk = &dpp->dp->clock;
 
     if (t->cold.core >= 0) {
         cpu_set_t set;
@@ -500,10 +450,10 @@ static void *pmd_main(void *arg)
         fprintf(stderr, "flowswitch: pmd %u: thread registration failed\n", t->hot.index);
 
     while (!atomic_load_explicit(&t->ctl.stop, memory_order_relaxed)) {
-        uint64_t c0 = pmd_cycles();
-        uint64_t now = fs_clock_now(clk);
+        uint64_t c0 = fs_cycles();
+        uint64_t now = fs_mono_ns();
         unsigned n = dp_pmd_poll(dpp, now);
-        uint64_t c1 = pmd_cycles();
+        uint64_t c1 = fs_cycles();
         if (n) {
             t->hot.busy_cycles += c1 - c0;
             t->hot.busy_iterations++;
@@ -523,9 +473,9 @@ static void *pmd_main(void *arg)
             t->hot.next_publish_ns = now + PMD_PUBLISH_NS;
         }
     }
-    dpp->now = fs_clock_now(clk);
-    dp_pmd_flush(dpp);
-    pmd_publish(t, dpp->now);
+    uint64_t end = fs_mono_ns();
+    dp_pmd_flush(dpp, end);
+    pmd_publish(t, end);
     if (rt->cfg.thread_stop)
         rt->cfg.thread_stop();
     return NULL;
@@ -533,12 +483,12 @@ static void *pmd_main(void *arg)
 
 int pmd_runtime_start(struct pmd_runtime *rt, char *err, size_t errlen)
 {
-    rt->start_ns = pmd_mono_ns();
-    rt->start_cycles = pmd_cycles();
+    rt->start_ns = fs_mono_ns();
+    rt->start_cycles = fs_cycles();
     for (unsigned i = 0; i < rt->n_pmds; i++) {
         struct pmd_thread *t = rt->pmds[i];
         pmd_publish(t, rt->start_ns);
-        if (rt->dpps[i]->n_rxqs == 0) {
+        if (dp_pmd_n_rxqs(rt->dpps[i]) == 0) {
             /* A dp_pmd without rx queues would poll every queue: never run
              * it. */
             fprintf(stderr, "flowswitch: pmd %u has no rx queue, not started\n", i);
@@ -566,7 +516,7 @@ void pmd_runtime_stop(struct pmd_runtime *rt)
             pthread_join(t->cold.tid, NULL);
             t->cold.running = false;
         }
-        pmd_publish(t, pmd_mono_ns());
+        pmd_publish(t, fs_mono_ns());
     }
     rt->stopped = true;
 }
@@ -591,16 +541,11 @@ void pmd_runtime_snapshot(struct pmd_runtime *rt, unsigned i, struct pmd_stats *
 
 /* ---- reporting ---------------------------------------------------------- */
 
-static double pmd_ratio(uint64_t a, uint64_t b)
-{
-    return b ? (double)a / (double)b : 0.0;
-}
-
-/* Estimated TSC rate (cycles per ns) since the runtime was created. */
+/* Estimated cycle-counter rate (ticks per ns) since the runtime was created. */
 static double pmd_cycles_per_ns(const struct pmd_runtime *rt)
 {
-    uint64_t ns = pmd_mono_ns() - rt->start_ns;
-    uint64_t cy = pmd_cycles() - rt->start_cycles;
+    uint64_t ns = fs_mono_ns() - rt->start_ns;
+    uint64_t cy = fs_cycles() - rt->start_cycles;
     return ns ? (double)cy / (double)ns : 1.0;
 }
 
@@ -608,111 +553,52 @@ void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
                              FILE *out, bool json)
 {
     double cpns = pmd_cycles_per_ns(rt);
+    struct pmd_stats *cur = malloc(sizeof *cur);
+    if (!cur)
+        return;
     if (json)
         fprintf(out, "{\"type\": \"pmd-stats\", \"pmds\": [");
     for (unsigned i = 0; i < rt->n_pmds; i++) {
-        struct pmd_stats cur, d, base;
-        pmd_runtime_snapshot(rt, i, &cur);
-        if (prev)
-            base = prev[i];
-        else {
-            memset(&base, 0, sizeof base);
-            base.time_ns = rt->start_ns;
-        }
-        d.iterations = cur.iterations - base.iterations;
-        d.busy_iterations = cur.busy_iterations - base.busy_iterations;
-        d.idle_iterations = cur.idle_iterations - base.idle_iterations;
-        d.busy_cycles = cur.busy_cycles - base.busy_cycles;
-        d.idle_cycles = cur.idle_cycles - base.idle_cycles;
-        d.rx_packets = cur.rx_packets - base.rx_packets;
-        d.tx_packets = cur.tx_packets - base.tx_packets;
-        d.dropped = cur.dropped - base.dropped;
-        d.send_calls = cur.send_calls - base.send_calls;
-        d.copies = cur.copies - base.copies;
-        for (int r = 0; r < DROP_N_REASONS; r++)
-            d.drops[r] = cur.drops[r] - base.drops[r];
-        d.csum_sw = cur.csum_sw - base.csum_sw;
-        d.csum_offloaded = cur.csum_offloaded - base.csum_offloaded;
-        d.csum_guest_partial = cur.csum_guest_partial - base.csum_guest_partial;
-        d.emc_hits = cur.emc_hits - base.emc_hits;
-        d.smc_hits = cur.smc_hits - base.smc_hits;
-        d.megaflow_hits = cur.megaflow_hits - base.megaflow_hits;
-        d.direct = cur.direct - base.direct;
-        d.upcalls = cur.upcalls - base.upcalls;
-        double secs = cur.time_ns > base.time_ns
-                          ? (double)(cur.time_ns - base.time_ns) / 1e9 : 0.0;
-        uint64_t used = d.busy_cycles + d.idle_cycles;
-        double total_cycles = secs * 1e9 * cpns;
-        double mpps = secs > 0 ? (double)d.rx_packets / secs / 1e6 : 0.0;
-        double cpp = pmd_ratio(d.busy_cycles, d.rx_packets);
-        const struct dp_pmd *dpp = rt->dpps[i];
-        if (json) {
-            fprintf(out,
-                    "%s{\"pmd\": %u, \"core\": %d, \"rxqs\": %u, \"interval_s\": %.3f, "
-                    "\"iterations\": %" PRIu64 ", \"busy_iterations\": %" PRIu64
-                    ", \"idle_iterations\": %" PRIu64 ", \"busy_cycles\": %" PRIu64
-                    ", \"idle_cycles\": %" PRIu64 ", \"rx_packets\": %" PRIu64
-                    ", \"tx_packets\": %" PRIu64 ", \"copies\": %" PRIu64
-                    ", \"dropped\": %" PRIu64 ", \"send_calls\": %" PRIu64
-                    ", \"mpps\": %.3f, \"cycles_per_packet\": %.1f"
-                    ", \"pkts_per_busy_iteration\": %.2f, \"pkts_per_send\": %.2f"
-                    ", \"csum_sw\": %" PRIu64 ", \"csum_offloaded\": %" PRIu64
-                    ", \"csum_guest_partial\": %" PRIu64 ", \"emc_hits\": %" PRIu64
-                    ", \"smc_hits\": %" PRIu64 ", \"megaflow_hits\": %" PRIu64
-                    ", \"direct\": %" PRIu64 ", \"upcalls\": %" PRIu64 ", \"drops\": {",
-                    i ? ", " : "", i, rt->pmds[i]->cold.core, dpp->n_rxqs, secs,
-                    d.iterations, d.busy_iterations, d.idle_iterations, d.busy_cycles,
-                    d.idle_cycles, d.rx_packets, d.tx_packets, d.copies, d.dropped,
-                    d.send_calls, mpps, cpp, pmd_ratio(d.rx_packets, d.busy_iterations),
-                    pmd_ratio(d.tx_packets, d.send_calls), d.csum_sw, d.csum_offloaded,
-                    d.csum_guest_partial, d.emc_hits, d.smc_hits, d.megaflow_hits, d.direct,
-                    d.upcalls);
-            for (int r = 0; r < DROP_N_REASONS; r++)
-                fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
-                        drop_reason_name((enum drop_reason)r), d.drops[r]);
-            fprintf(out, "}}");
+        pmd_runtime_snapshot(rt, i, cur);
+        uint64_t base_ns = prev ? prev[i].time_ns : rt->start_ns;
+        struct report_pmd rp = {
+            .index = i,
+            .core = rt->pmds[i]->cold.core,
+            .n_rxqs = dp_pmd_n_rxqs(rt->dpps[i]),
+            .secs = cur->time_ns > base_ns ? (double)(cur->time_ns - base_ns) / 1e9 : 0.0,
+            .cycles_per_ns = cpns,
+            .busy_iterations = cur->busy_iterations,
+            .idle_iterations = cur->idle_iterations,
+            .busy_cycles = cur->busy_cycles,
+            .idle_cycles = cur->idle_cycles,
+        };
+        if (prev) {
+            rp.busy_iterations -= prev[i].busy_iterations;
+            rp.idle_iterations -= prev[i].idle_iterations;
+            rp.busy_cycles -= prev[i].busy_cycles;
+            rp.idle_cycles -= prev[i].idle_cycles;
+            struct dp_stats *d = malloc(sizeof *d);
+            if (!d)
+                break;
+            *d = cur->dp;
+            dp_stats_sub(d, &prev[i].dp);
+            rp.d = d;
+            if (json && i)
+                fprintf(out, ", ");
+            report_pmd(out, json, &rp, dp_n_ports(rt->dp));
+            free(d);
+            prev[i] = *cur;
         } else {
-            if (rt->pmds[i]->cold.core >= 0)
-                fprintf(out, "pmd thread pmd%u core %d (%u rx queues):\n", i,
-                        rt->pmds[i]->cold.core, dpp->n_rxqs);
-            else
-                fprintf(out, "pmd thread pmd%u unpinned (%u rx queues):\n", i,
-                        dpp->n_rxqs);
-            fprintf(out, "  Measurement duration: %.3f s\n", secs);
-            fprintf(out, "  Iterations:         %14" PRIu64 "  (%.2f us/it)\n", d.iterations,
-                    d.iterations ? secs * 1e6 / (double)d.iterations : 0.0);
-            fprintf(out, "  - Used TSC cycles:  %14" PRIu64 "  (%5.1f %% of total cycles)\n",
-                    used, total_cycles > 0 ? 100.0 * (double)used / total_cycles : 0.0);
-            fprintf(out, "  - idle iterations:  %14" PRIu64 "  (%5.1f %% of used cycles)\n",
-                    d.idle_iterations, 100.0 * pmd_ratio(d.idle_cycles, used));
-            fprintf(out, "  - busy iterations:  %14" PRIu64 "  (%5.1f %% of used cycles)\n",
-                    d.busy_iterations, 100.0 * pmd_ratio(d.busy_cycles, used));
-            fprintf(out, "  Rx packets:         %14" PRIu64 "  (%.3f Mpps, %.0f cycles/pkt)\n",
-                    d.rx_packets, mpps, cpp);
-            fprintf(out, "  - per busy iteration: %12.1f\n",
-                    pmd_ratio(d.rx_packets, d.busy_iterations));
-            fprintf(out, "  Tx packets:         %14" PRIu64 "  (%.1f pkts/send, %" PRIu64
-                         " sends)\n",
-                    d.tx_packets, pmd_ratio(d.tx_packets, d.send_calls), d.send_calls);
-            fprintf(out, "  Cache hits: emc %" PRIu64 ", smc %" PRIu64 ", megaflow %" PRIu64
-                         " (direct %" PRIu64 "), upcalls %" PRIu64 "\n",
-                    d.emc_hits, d.smc_hits, d.megaflow_hits, d.direct, d.upcalls);
-            fprintf(out, "  Copies:             %14" PRIu64 "\n", d.copies);
-            fprintf(out, "  Dropped:            %14" PRIu64 "\n", d.dropped);
-            for (int r = 0; r < DROP_N_REASONS; r++)
-                if (d.drops[r])
-                    fprintf(out, "  - %-18s %12" PRIu64 "\n",
-                            drop_reason_name((enum drop_reason)r), d.drops[r]);
-            fprintf(out, "  Checksums: sw %" PRIu64 ", offloaded %" PRIu64
-                         ", guest-partial %" PRIu64 "\n",
-                    d.csum_sw, d.csum_offloaded, d.csum_guest_partial);
+            rp.d = &cur->dp;
+            if (json && i)
+                fprintf(out, ", ");
+            report_pmd(out, json, &rp, dp_n_ports(rt->dp));
         }
-        if (prev)
-            prev[i] = cur;
     }
     if (json)
         fprintf(out, "]}\n");
     fflush(out);
+    free(cur);
 }
 
 void pmd_runtime_print_assignment(const struct pmd_runtime *rt, FILE *out)
@@ -724,15 +610,23 @@ void pmd_runtime_print_assignment(const struct pmd_runtime *rt, FILE *out)
         if (rt->pmds[i]->cold.core >= 0)
             fprintf(out, " core %d", rt->pmds[i]->cold.core);
         fprintf(out, ": rx");
-        for (unsigned k = 0; k < dpp->n_rxqs; k++)
-            fprintf(out, " %s/%u", dp->ports[dpp->rxqs[k].port].name, dpp->rxqs[k].qid);
-        if (!dpp->n_rxqs)
+        for (unsigned k = 0; k < dp_pmd_n_rxqs(dpp); k++) {
+            uint16_t port, qid;
+            struct dp_port_info pi;
+            dp_pmd_get_rxq(dpp, k, &port, &qid);
+            dp_port_get(dp, port, &pi);
+            fprintf(out, " %s/%u", pi.name, qid);
+        }
+        if (!dp_pmd_n_rxqs(dpp))
             fprintf(out, " (none)");
         fprintf(out, "; tx");
-        for (unsigned p = 0; p < dp->n_ports; p++)
-            if (dp->ports[p].dev && dp->ports[p].dev->class->n_txq(dp->ports[p].dev))
-                fprintf(out, " %s/%u%s", dp->ports[p].name, dpp->txq[p].qid,
+        for (unsigned p = 0; p < dp_n_ports(dp); p++) {
+            struct dp_port_info pi;
+            dp_port_get(dp, p, &pi);
+            if (pi.dev && netdev_n_txq(pi.dev))
+                fprintf(out, " %s/%u%s", pi.name, dp_pmd_txq_id(dpp, (uint16_t)p),
                         rt->txlocks[p] ? "(shared)" : "");
+        }
         fprintf(out, "\n");
     }
 }

@@ -16,6 +16,9 @@
 #include "dp.h"
 #include "netdev.h"
 #include "pmd.h"
+#include "replay.h"
+#include "report.h"
+#include "sys.h"
 #include "util.h"
 
 /* Exit codes. */
@@ -108,7 +111,7 @@ static int cmd_replay(int argc, char **argv)
         return FS_EXIT_USAGE;
     }
     struct dp *dp;
-    if (dp_create(&cfg, out_dir, &dp, err, sizeof err)) {
+    if (config_dp_create(&cfg, out_dir, &dp, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         config_free(&cfg);
         return FS_EXIT_USAGE;
@@ -120,11 +123,39 @@ static int cmd_replay(int argc, char **argv)
         config_free(&cfg);
         return FS_EXIT_USAGE;
     }
-    int rc = dp_replay(dp, pmd);
+    struct sim_replay r = {
+        .iteration_ns = cfg.replay_iteration_ns,
+        .changes = cfg.changes,
+        .n_changes = cfg.n_changes,
+        .origin = cfg.path,
+        .diag = stderr,
+    };
+    int rc = sim_replay_run(&r, dp, pmd, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "flowswitch: %s\n", err);
+        rc = 1;
+    }
+    for (unsigned i = 0; i < dp_n_ports(dp); i++) {
+        struct dp_port_info p;
+        dp_port_get(dp, i, &p);
+        const char *e = p.dev ? netdev_rx_error(p.dev) : NULL;
+        if (e)
+            fprintf(stderr, "flowswitch: port %s: %s\n", p.name, e);
+    }
+    struct dp_stats *st = malloc(sizeof *st);
+    if (!st) {
+        fprintf(stderr, "flowswitch: out of memory\n");
+        dp_pmd_destroy(pmd);
+        dp_destroy(dp);
+        config_free(&cfg);
+        return FS_EXIT_USAGE;
+    }
+    dp_stats_collect(dp, &pmd, 1, st);
     if (!quiet || json)
-        dp_print_summary(dp, &pmd, 1, stdout, json);
+        report_summary(stdout, json, dp, st, cfg.path, r.changes_applied);
     struct dp_totals t;
-    dp_totals(dp, &pmd, 1, &t);
+    dp_stats_totals(st, dp_n_ports(dp), &t);
+    free(st);
     dp_pmd_destroy(pmd);
     dp_destroy(dp);
     config_free(&cfg);
@@ -158,10 +189,10 @@ static int cmd_check(int argc, char **argv)
         config_free(&cfg);
         return FS_EXIT_USAGE;
     }
-    struct rule_table *t = rule_table_create();
+    struct rule_table *t = config_rule_table(&cfg, err, sizeof err);
     int rc = FS_EXIT_OK;
-    if (!t || dp_rules_load(t, &cfg, err, sizeof err)) {
-        fprintf(stderr, "%s\n", t ? err : "flowswitch: out of memory");
+    if (!t) {
+        fprintf(stderr, "%s\n", err);
         rc = FS_EXIT_USAGE;
     }
     if (rc == FS_EXIT_OK) {

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "util.h"
 
 #define CONFIG_ERR_MAX 512
 
@@ -36,7 +37,8 @@ struct config_ctx {
 
     enum config_section sect;
     struct config_port *port; /* the current [port NAME] */
-    bool knob_set[32];        /* [datapath] keys already given */
+    char knobs_seen[32][32];  /* [datapath] keys already given */
+    size_t n_knobs_seen;
     int port_type_line;       /* line of the current port's 'type', 0: none yet */
     bool port_caps_given, port_retries_given;
     bool change_time_given;   /* of the current [change NAME] */
@@ -94,160 +96,77 @@ static bool config_parse_uint(const char *s, unsigned long min, unsigned long ma
 /* ------------------------------------------------------------------------ */
 /* [datapath]                                                               */
 
-/* The knobs: one line each. All are uint32_t fields of struct dp_knobs. */
-static const struct {
-    const char *name;
-    size_t off;
-    unsigned long min, max;
-} config_knobs[] = {
-    {"tx-flush-interval", offsetof(struct dp_knobs, tx_flush_interval_us), 0, 1000000},
-    {"tx-retries", offsetof(struct dp_knobs, tx_retries), 0, 32},
-    {"replay-iteration-ns", offsetof(struct dp_knobs, replay_iteration_ns), 0, 1000000000},
-    {"emc-entries", offsetof(struct dp_knobs, emc_entries), 1, 1u << 24},
-    {"emc-ways", offsetof(struct dp_knobs, emc_ways), 1, 2},
-    {"emc-insert-inv-prob", offsetof(struct dp_knobs, emc_insert_inv_prob), 0, 1000000000},
-    {"emc-max-key-len", offsetof(struct dp_knobs, emc_max_key_len), 0, 136},
-    {"smc-entries", offsetof(struct dp_knobs, smc_entries), 4, 1u << 26},
-    {"megaflow-max", offsetof(struct dp_knobs, megaflow_max), 1, 1u << 22},
-    {"subtable-resort-interval", offsetof(struct dp_knobs, subtable_resort_ms), 0, 3600000},
-    {"seed", offsetof(struct dp_knobs, seed), 0, 4294967295u},
-    {"direct-subtables", offsetof(struct dp_knobs, direct_subtables), 0, 64},
+/* The application's own [datapath] keys; every other key is the
+ * datapath's (dp_knobs_set). */
+enum config_app_knob { CK_REPLAY_ITERATION, CK_PMD_CORES, CK_PMD_RXQ_AFFINITY, CK_N };
+static const char *const config_app_knob_names[CK_N] = {
+    [CK_REPLAY_ITERATION] = "replay-iteration-ns",
+    [CK_PMD_CORES] = "pmd-cores",
+    [CK_PMD_RXQ_AFFINITY] = "pmd-rxq-affinity",
 };
 
-/* The word-valued knobs: "name = on|off" style choices. */
-static const struct {
-    const char *name;
-    size_t off; /* of a bool in struct dp_knobs */
-    const char *yes, *no;
-} config_word_knobs[] = {
-    {"bad-csum", offsetof(struct dp_knobs, bad_csum_forward), "forward", "drop"},
-    {"smc", offsetof(struct dp_knobs, smc), "on", "off"},
-    {"megaflow-revalidate", offsetof(struct dp_knobs, megaflow_revalidate), "on", "off"},
-};
-
-#define N_CONFIG_WORD_KNOBS (sizeof config_word_knobs / sizeof config_word_knobs[0])
-
-/* The text-valued knobs, checked by their user (pmd.h) when it starts. */
-static const struct {
-    const char *name;
-    size_t off, size; /* of a char array in struct dp_knobs */
-    size_t line_off;  /* of its int line */
-} config_text_knobs[] = {
-    {"pmd-cores", offsetof(struct dp_knobs, pmd_cores), sizeof ((struct dp_knobs *)0)->pmd_cores,
-     offsetof(struct dp_knobs, pmd_cores_line)},
-    {"pmd-rxq-affinity", offsetof(struct dp_knobs, pmd_rxq_affinity),
-     sizeof ((struct dp_knobs *)0)->pmd_rxq_affinity,
-     offsetof(struct dp_knobs, pmd_rxq_affinity_line)},
-};
-
-#define N_CONFIG_TEXT_KNOBS (sizeof config_text_knobs / sizeof config_text_knobs[0])
-
-#define N_CONFIG_KNOBS (sizeof config_knobs / sizeof config_knobs[0])
-
-void dp_knobs_default(struct dp_knobs *k)
+/* A text knob checked by its user (pmd.h) when it starts. */
+static int config_text_knob(struct config_ctx *c, const char *name, const char *value,
+                            char *dst, size_t size, int *line)
 {
-    memset(k, 0, sizeof *k);
-    k->tx_flush_interval_us = 0;
-    k->tx_retries = 8;
-    k->replay_iteration_ns = 0;
-    k->bad_csum_forward = false;
-    k->emc_entries = 8192;
-    k->emc_ways = 2;
-    k->emc_insert_inv_prob = 100;
-    k->emc_max_key_len = 136;
-    k->smc = true;
-    k->smc_entries = 1u << 20;
-    k->megaflow_max = 65535;
-    k->subtable_resort_ms = 1000;
-    k->megaflow_revalidate = true;
-    k->seed = 0;
-    k->direct_subtables = 1;
+    if (!*value || strlen(value) >= size) {
+        ctx_fail(c, c->lineno, "bad value '%s' for '%s' (1..%zu characters)", value, name,
+                 size - 1);
+        return 0;
+    }
+    strcpy(dst, value);
+    *line = c->lineno;
+    return 1;
 }
 
 static int config_knob(struct config_ctx *c, const char *name, const char *value)
 {
-    _Static_assert(N_CONFIG_KNOBS + N_CONFIG_WORD_KNOBS + N_CONFIG_TEXT_KNOBS <=
-                       sizeof ((struct config_ctx *)0)->knob_set,
-                   "knob_set too small");
-    for (size_t i = 0; i < N_CONFIG_TEXT_KNOBS; i++) {
-        bool *set = &c->knob_set[N_CONFIG_KNOBS + N_CONFIG_WORD_KNOBS + i];
-        if (strcmp(name, config_text_knobs[i].name))
-            continue;
-        if (*set) {
+    struct config *cfg = c->cfg;
+    /* Duplicates: the names seen so far in this file. */
+    for (size_t i = 0; i < c->n_knobs_seen; i++) {
+        if (!strcmp(c->knobs_seen[i], name)) {
             ctx_fail(c, c->lineno, "duplicate knob '%s'", name);
             return 0;
         }
-        if (!*value || strlen(value) >= config_text_knobs[i].size) {
-            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (1..%zu characters)", value, name,
-                     config_text_knobs[i].size - 1);
-            return 0;
-        }
-        *set = true;
-        strcpy((char *)&c->cfg->knobs + config_text_knobs[i].off, value);
-        memcpy((char *)&c->cfg->knobs + config_text_knobs[i].line_off, &c->lineno,
-               sizeof c->lineno);
-        return 1;
     }
-    for (size_t i = 0; i < N_CONFIG_WORD_KNOBS; i++) {
-        bool *set = &c->knob_set[N_CONFIG_KNOBS + i];
-        if (strcmp(name, config_word_knobs[i].name))
-            continue;
-        if (*set) {
-            ctx_fail(c, c->lineno, "duplicate knob '%s'", name);
-            return 0;
-        }
-        bool yes = !strcmp(value, config_word_knobs[i].yes);
-        if (!yes && strcmp(value, config_word_knobs[i].no)) {
-            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected %s or %s)", value, name,
-                     config_word_knobs[i].yes, config_word_knobs[i].no);
-            return 0;
-        }
-        *set = true;
-        memcpy((char *)&c->cfg->knobs + config_word_knobs[i].off, &yes, sizeof yes);
-        return 1;
-    }
-    for (size_t i = 0; i < N_CONFIG_KNOBS; i++) {
-        if (strcmp(name, config_knobs[i].name))
-            continue;
+    int app = -1;
+    for (int i = 0; i < CK_N; i++)
+        if (!strcmp(name, config_app_knob_names[i]))
+            app = i;
+    int ok = 1;
+    if (app == CK_REPLAY_ITERATION) {
         unsigned long v;
-        if (c->knob_set[i]) {
-            ctx_fail(c, c->lineno, "duplicate knob '%s'", name);
+        if (!config_parse_uint(value, 0, 1000000000, &v)) {
+            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected 0..1000000000)", value,
+                     name);
             return 0;
         }
-        if (!config_parse_uint(value, config_knobs[i].min, config_knobs[i].max, &v)) {
-            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected %lu..%lu)", value,
-                     name, config_knobs[i].min, config_knobs[i].max);
+        cfg->replay_iteration_ns = (uint32_t)v;
+    } else if (app == CK_PMD_CORES) {
+        ok = config_text_knob(c, name, value, cfg->pmd_cores, sizeof cfg->pmd_cores,
+                              &cfg->pmd_cores_line);
+    } else if (app == CK_PMD_RXQ_AFFINITY) {
+        ok = config_text_knob(c, name, value, cfg->pmd_rxq_affinity,
+                              sizeof cfg->pmd_rxq_affinity, &cfg->pmd_rxq_affinity_line);
+    } else {
+        char why[256];
+        int rc = dp_knobs_set(&cfg->knobs, name, value, why, sizeof why);
+        if (rc < 0) {
+            ctx_fail(c, c->lineno, "%s", why);
             return 0;
         }
-        c->knob_set[i] = true;
-        uint32_t v32 = (uint32_t)v;
-        memcpy((char *)&c->cfg->knobs + config_knobs[i].off, &v32, sizeof v32);
-        return 1;
+        if (rc > 0) {
+            char known[512];
+            dp_knobs_names(known, sizeof known);
+            ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s, %s, %s, %s)", name, known,
+                     config_app_knob_names[0], config_app_knob_names[1],
+                     config_app_knob_names[2]);
+            return 0;
+        }
     }
-    char known[512];
-    size_t used = 0;
-    known[0] = '\0';
-    for (size_t i = 0; i < N_CONFIG_KNOBS && used < sizeof known; i++) {
-        int n = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
-                         config_knobs[i].name);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-    for (size_t i = 0; i < N_CONFIG_WORD_KNOBS && used < sizeof known; i++) {
-        int n = snprintf(known + used, sizeof known - used, ", %s", config_word_knobs[i].name);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-    for (size_t i = 0; i < N_CONFIG_TEXT_KNOBS && used < sizeof known; i++) {
-        int n = snprintf(known + used, sizeof known - used, ", %s", config_text_knobs[i].name);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-    ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s)", name, known);
-    return 0;
+    if (ok && c->n_knobs_seen < sizeof c->knobs_seen / sizeof c->knobs_seen[0])
+        snprintf(c->knobs_seen[c->n_knobs_seen++], sizeof c->knobs_seen[0], "%s", name);
+    return ok;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -288,7 +207,7 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
                      c->port_type_line);
             return 0;
         }
-        if (!strcmp(value, "dpdk") && !netdev_class_find(value)) {
+        if (!strcmp(value, "dpdk") && !netdev_type_known(value)) {
             ctx_fail(c, c->lineno, "port type 'dpdk' needs 'flowswitch run --backend=dpdk'%s",
 #ifdef HAVE_DPDK
                      ""
@@ -300,7 +219,7 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
         }
         /* vxlan ports are the core's own (no device): see tunnel.h. */
         if (strlen(value) >= sizeof p->type ||
-            (strcmp(value, "vxlan") && !netdev_class_find(value))) {
+            (strcmp(value, "vxlan") && !netdev_type_known(value))) {
             char types[256];
             netdev_types(types, sizeof types);
             ctx_fail(c, c->lineno, "unknown port type '%s' (known: %s%svxlan)", value, types,
@@ -384,7 +303,7 @@ static int config_add_rule(struct config_ctx *c, const char *text, int line, cha
     struct config *cfg = c->cfg;
     if (cfg->n_rules == c->rules_cap) {
         size_t cap = c->rules_cap ? c->rules_cap * 2 : 16;
-        struct config_rule *rules = realloc(cfg->rules, cap * sizeof *rules);
+        struct dp_rule_src *rules = realloc(cfg->rules, cap * sizeof *rules);
         if (rules)
             cfg->rules = rules;
         char **srcs = realloc(c->rule_src, cap * sizeof *srcs);
@@ -513,10 +432,10 @@ static bool config_parse_seconds(const char *s, uint64_t *ns)
     return true;
 }
 
-static int config_change_rule(struct config_ctx *c, struct config_rule **list,
+static int config_change_rule(struct config_ctx *c, struct dp_rule_src **list,
                               size_t *n, const char *value)
 {
-    struct config_rule *l = realloc(*list, (*n + 1) * sizeof *l);
+    struct dp_rule_src *l = realloc(*list, (*n + 1) * sizeof *l);
     char *t = strdup(value);
     if (l)
         *list = l;
@@ -533,7 +452,7 @@ static int config_change_rule(struct config_ctx *c, struct config_rule **list,
 
 static int config_change_key(struct config_ctx *c, const char *name, const char *value)
 {
-    struct config_change *ch = &c->cfg->changes[c->cfg->n_changes - 1];
+    struct sim_change *ch = &c->cfg->changes[c->cfg->n_changes - 1];
     if (!strcmp(name, "time")) {
         if (c->change_time_given) {
             ctx_fail(c, c->lineno, "duplicate key 'time'");
@@ -589,13 +508,13 @@ static void config_change_begin(struct config_ctx *c, const char *name)
                  name, NETDEV_NAME_MAX - 1);
         return;
     }
-    struct config_change *l = realloc(cfg->changes, (cfg->n_changes + 1) * sizeof *l);
+    struct sim_change *l = realloc(cfg->changes, (cfg->n_changes + 1) * sizeof *l);
     if (!l) {
         ctx_fail(c, c->lineno, "out of memory");
         return;
     }
     cfg->changes = l;
-    struct config_change *ch = &l[cfg->n_changes++];
+    struct sim_change *ch = &l[cfg->n_changes++];
     memset(ch, 0, sizeof *ch);
     strcpy(ch->name, name);
     ch->line = c->lineno;
@@ -790,9 +709,9 @@ static void config_check_rules(struct config_ctx *c)
         }
     }
     for (size_t i = 0; i < cfg->n_changes && !c->failed; i++) {
-        const struct config_change *ch = &cfg->changes[i];
+        const struct sim_change *ch = &cfg->changes[i];
         for (int pass = 0; pass < 2; pass++) {
-            const struct config_rule *l = pass ? ch->add : ch->del;
+            const struct dp_rule_src *l = pass ? ch->add : ch->del;
             size_t n = pass ? ch->n_add : ch->n_del;
             for (size_t k = 0; k < n && !c->failed; k++) {
                 struct rule *r;
@@ -898,14 +817,14 @@ void config_free(struct config *cfg)
         free(p->opts);
     }
     for (size_t i = 0; i < cfg->n_rules; i++)
-        free(cfg->rules[i].text);
+        free((char *)cfg->rules[i].text);
     free(cfg->rules);
     for (size_t i = 0; i < cfg->n_changes; i++) {
-        struct config_change *ch = &cfg->changes[i];
+        struct sim_change *ch = &cfg->changes[i];
         for (size_t k = 0; k < ch->n_add; k++)
-            free(ch->add[k].text);
+            free((char *)ch->add[k].text);
         for (size_t k = 0; k < ch->n_del; k++)
-            free(ch->del[k].text);
+            free((char *)ch->del[k].text);
         free(ch->add);
         free(ch->del);
     }
@@ -932,4 +851,66 @@ int config_rule_port_lookup(void *aux, const char *name)
     if (config_parse_uint(name, 0, CONFIG_MAX_PORTS, &n) && n < cfg->n_ports)
         return (int)n;
     return -1;
+}
+
+int config_dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
+                     char *err, size_t errlen)
+{
+    struct dp *dp;
+    char why[512];
+    if (dp_create(&cfg->knobs, &dp, why, sizeof why)) {
+        fs_errf(err, errlen, "%s: [datapath]: %s", cfg->path, why);
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->n_ports; i++) {
+        const struct config_port *cp = &cfg->ports[i];
+        struct dp_port_params pp = {
+            .name = cp->name,
+            .type = cp->type,
+            .args = {
+                .opts = cp->opts,
+                .n_opts = cp->n_opts,
+                .base_dir = cfg->dir,
+                .out_dir = out_dir ? out_dir : cfg->dir,
+                .caps_set = cp->caps_set,
+                .caps = cp->caps,
+            },
+            .tx_retries = cp->tx_retries,
+            .emc_insert_inv_prob = cp->emc_insert_inv_prob,
+        };
+        if (dp_port_add(dp, &pp, why, sizeof why) < 0) {
+            fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, cp->line, cp->name, why);
+            dp_destroy(dp);
+            return -1;
+        }
+    }
+    struct dp_rule_edit e = {.clear = true, .add = cfg->rules, .n_add = cfg->n_rules};
+    if (dp_rules_apply(dp, &e, cfg->path, err, errlen)) {
+        dp_destroy(dp);
+        return -1;
+    }
+    *out = dp;
+    return 0;
+}
+
+struct rule_table *config_rule_table(const struct config *cfg, char *err, size_t errlen)
+{
+    struct rule_table *t = rule_table_create();
+    if (!t) {
+        fs_errf(err, errlen, "flowswitch: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < cfg->n_rules; i++) {
+        struct rule *r;
+        char why[256];
+        if (rule_parse(cfg->rules[i].text, config_rule_port_lookup, (void *)cfg, &r, why,
+                       sizeof why)) {
+            fs_errf(err, errlen, "%s:%d: rule: %s", cfg->path, cfg->rules[i].line, why);
+            rule_table_destroy(t);
+            return NULL;
+        }
+        r->line = cfg->rules[i].line;
+        rule_table_add(t, r);
+    }
+    return t;
 }

@@ -35,10 +35,12 @@
 #include "dp.h"
 #include "netdev.h"
 #include "pmd.h"
+#include "report.h"
+#include "sys.h"
+#include "util.h"
 
 #ifdef HAVE_DPDK
 #include "backends/dpdk/netdev-dpdk.h"
-#include "util.h"
 #endif
 
 #define RUN_EXIT_OK 0
@@ -72,13 +74,6 @@ static int run_parse_secs(const char *s, double *out)
         return -1;
     *out = v;
     return 0;
-}
-
-static uint64_t run_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * FS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 struct run_opts {
@@ -214,8 +209,10 @@ static int run_dpdk_init(const struct run_opts *o)
 
 static void run_dpdk_report(const struct dp *dp, FILE *out)
 {
-    for (unsigned i = 0; i < dp->n_ports; i++) {
-        const struct netdev *dev = dp->ports[i].dev;
+    for (unsigned i = 0; i < dp_n_ports(dp); i++) {
+        struct dp_port_info pi;
+        dp_port_get(dp, i, &pi);
+        const struct netdev *dev = pi.dev;
         if (!netdev_dpdk_is(dev))
             continue;
         struct netdev_dpdk_stats s;
@@ -225,7 +222,7 @@ static void run_dpdk_report(const struct dp *dp, FILE *out)
                 " tx_nombuf %" PRIu64 " tx_prep_failed %" PRIu64 " tx_offload %" PRIu64
                 " tx_sw_csum %" PRIu64 " tx_notconn %" PRIu64 " link_changes %" PRIu64
                 " txq_remaps %" PRIu64 "\n",
-                dp->ports[i].name, s.rx_multiseg, s.tx_copied, s.tx_nombuf,
+                pi.name, s.rx_multiseg, s.tx_copied, s.tx_nombuf,
                 s.tx_prep_failed, s.tx_offload, s.tx_sw_csum, s.tx_notconn,
                 s.link_changes, s.txq_remaps);
     }
@@ -237,7 +234,7 @@ static void run_dpdk_report(const struct dp *dp, FILE *out)
 static bool run_wait(const sigset_t *set, uint64_t deadline)
 {
     for (;;) {
-        uint64_t now = run_now_ns();
+        uint64_t now = fs_mono_ns();
         if (now >= deadline)
             return false;
         uint64_t left = deadline - now;
@@ -297,7 +294,7 @@ int fs_cmd_run(int argc, char **argv)
         goto out_eal;
     }
     struct dp *dp;
-    if (dp_create(&cfg, o.out_dir, &dp, err, sizeof err)) {
+    if (config_dp_create(&cfg, o.out_dir, &dp, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         config_free(&cfg);
         goto out_eal;
@@ -307,15 +304,14 @@ int fs_cmd_run(int argc, char **argv)
     pmd_config_default(&pc);
     /* The command line wins over the config's [datapath] pmd-cores and
      * pmd-rxq-affinity (and --pmds over pmd-cores). */
-    const struct dp_knobs *k = &cfg.knobs;
     if (o.pmd_cores) {
         if (pmd_config_parse_cores(&pc, o.pmd_cores, err, sizeof err)) {
             fprintf(stderr, "flowswitch run: %s\n", err);
             goto out_dp;
         }
-    } else if (!o.n_pmds && k->pmd_cores[0] &&
-               pmd_config_parse_cores(&pc, k->pmd_cores, err, sizeof err)) {
-        fprintf(stderr, "%s:%d: %s\n", cfg.path, k->pmd_cores_line, err);
+    } else if (!o.n_pmds && cfg.pmd_cores[0] &&
+               pmd_config_parse_cores(&pc, cfg.pmd_cores, err, sizeof err)) {
+        fprintf(stderr, "%s:%d: %s\n", cfg.path, cfg.pmd_cores_line, err);
         goto out_dp;
     }
     if (o.n_pmds)
@@ -325,10 +321,9 @@ int fs_cmd_run(int argc, char **argv)
             fprintf(stderr, "flowswitch run: %s\n", err);
             goto out_dp;
         }
-    } else if (k->pmd_rxq_affinity[0] &&
-               pmd_config_parse_affinity(&pc, dp, k->pmd_rxq_affinity, err, sizeof err)) {
-        fprintf(stderr, "%s:%d: %s\n", cfg.path, k->pmd_rxq_affinity_line,
-                err);
+    } else if (cfg.pmd_rxq_affinity[0] &&
+               pmd_config_parse_affinity(&pc, dp, cfg.pmd_rxq_affinity, err, sizeof err)) {
+        fprintf(stderr, "%s:%d: %s\n", cfg.path, cfg.pmd_rxq_affinity_line, err);
         goto out_dp;
     }
     pc.idle_sleep_us = (uint32_t)o.idle_sleep_us;
@@ -353,10 +348,18 @@ int fs_cmd_run(int argc, char **argv)
             pmd_runtime_n_pmds(rt) == 1 ? "" : "s",
             o.duration > 0 ? "" : " until SIGINT/SIGTERM");
 
-    struct pmd_stats prev[PMD_MAX];
+    struct pmd_stats *prev = calloc(pmd_runtime_n_pmds(rt), sizeof *prev);
+    struct dp_stats *total = malloc(sizeof *total);
+    if (!prev || !total) {
+        fprintf(stderr, "flowswitch: out of memory\n");
+        free(prev);
+        free(total);
+        pmd_runtime_destroy(rt);
+        goto out_dp;
+    }
     for (unsigned i = 0; i < pmd_runtime_n_pmds(rt); i++)
         pmd_runtime_snapshot(rt, i, &prev[i]);
-    uint64_t start = run_now_ns();
+    uint64_t start = fs_mono_ns();
     uint64_t end = o.duration > 0 ? start + (uint64_t)(o.duration * 1e9) : UINT64_MAX;
     uint64_t step = o.stats_interval > 0 ? (uint64_t)(o.stats_interval * 1e9) : 0;
     uint64_t next = step ? start + step : UINT64_MAX;
@@ -364,7 +367,7 @@ int fs_cmd_run(int argc, char **argv)
         uint64_t deadline = next < end ? next : end;
         if (run_wait(&set, deadline))
             break;
-        uint64_t now = run_now_ns();
+        uint64_t now = fs_mono_ns();
         if (now >= end)
             break;
         if (step && now >= next) {
@@ -377,16 +380,17 @@ int fs_cmd_run(int argc, char **argv)
     if (!o.json)
         printf("--- final statistics ---\n");
     pmd_runtime_print_stats(rt, NULL, stdout, o.json);
-    struct dp_pmd *const *pmds = pmd_runtime_pmds(rt);
-    unsigned n = pmd_runtime_n_pmds(rt);
-    dp_print_summary(dp, pmds, n, stdout, o.json);
+    dp_stats_collect(dp, pmd_runtime_pmds(rt), pmd_runtime_n_pmds(rt), total);
+    report_summary(stdout, o.json, dp, total, cfg.path, 0);
 #ifdef HAVE_DPDK
     if (o.dpdk)
         run_dpdk_report(dp, stderr);
 #endif
     fflush(stdout);
     struct dp_totals t;
-    dp_totals(dp, pmds, n, &t);
+    dp_stats_totals(total, dp_n_ports(dp), &t);
+    free(total);
+    free(prev);
     exit_rc = RUN_EXIT_OK;
     if (t.rx + t.copies != t.tx + t.dropped + t.queued) {
         fprintf(stderr, "flowswitch: internal error: packet conservation violated\n");

@@ -11,9 +11,8 @@
  *    sharing a queue are serialised by a per-queue mutex (a locking proxy
  *    netdev in front of the port: ports with enough queues pay nothing).
  * The poll loop reads the monotonic clock once per iteration, counts
- * busy/idle iterations and their TSC cycles (rdtsc on x86, the monotonic
- * clock elsewhere), and publishes a stats snapshot every 100 ms for the
- * control thread. On stop each PMD flushes every output queue before its
+ * busy/idle iterations and their cycles (fs_cycles()), and publishes a
+ * stats snapshot every 100 ms for the control thread. On stop each PMD flushes every output queue before its
  * thread exits. The main thread only controls and reads snapshots; after
  * pmd_runtime_stop() every counter of every dp_pmd may be read directly. */
 #ifndef FS_PMD_H
@@ -68,19 +67,13 @@ int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
                               const char *s, char *err, size_t errlen);
 
 /* What a PMD publishes for the control thread (and what the final report
- * reads). Cycles are TSC ticks (ns where there is no TSC). */
+ * reads): its loop's own counters and a snapshot of its datapath counters.
+ * Cycles are ticks of fs_cycles(). */
 struct pmd_stats {
-    uint64_t iterations, busy_iterations, idle_iterations;
+    uint64_t busy_iterations, idle_iterations;
     uint64_t busy_cycles, idle_cycles;
-    uint64_t rx_packets, tx_packets, copies, dropped, queued;
-    uint64_t send_calls;
-    uint64_t drops[DROP_N_REASONS];
-    uint64_t csum_sw, csum_offloaded, csum_guest_partial;
-    /* Flow-cache stages (fcache_stats): every looked-up packet is answered
-     * by one of emc, smc, megaflow or upcall; direct counts the megaflow
-     * hits and upcalls that skipped the EMC and SMC. */
-    uint64_t emc_hits, smc_hits, megaflow_hits, direct, upcalls;
-    uint64_t time_ns; /* monotonic time of the snapshot */
+    uint64_t time_ns;     /* monotonic time of the snapshot */
+    struct dp_stats dp;
 };
 
 struct pmd_runtime;
@@ -102,11 +95,12 @@ void pmd_runtime_destroy(struct pmd_runtime *rt);
 
 unsigned pmd_runtime_n_pmds(const struct pmd_runtime *rt);
 
-/* The dp_pmd of every PMD, for dp_print_summary / dp_totals (read them
- * only after pmd_runtime_stop). */
+/* The dp_pmd of every PMD, for dp_stats_collect() (read them only after
+ * pmd_runtime_stop). */
 struct dp_pmd *const *pmd_runtime_pmds(const struct pmd_runtime *rt);
 
-/* Copies the latest published snapshot of PMD i. */
+/* Copies the latest published snapshot of PMD i (a large struct: keep it
+ * off small stacks). */
 void pmd_runtime_snapshot(struct pmd_runtime *rt, unsigned i, struct pmd_stats *st);
 
 /* Prints per-PMD statistics since 'prev' (NULL: since start; an array of
@@ -117,9 +111,6 @@ void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
 
 /* Prints the rx queue and tx queue assignment. */
 void pmd_runtime_print_assignment(const struct pmd_runtime *rt, FILE *out);
-
-/* The TSC (or ns) counter used for cycle accounting. */
-uint64_t pmd_cycles(void);
 
 /* Aligned allocation, size rounded up to whole cache lines; free with
  * pmd_aligned_free only. */

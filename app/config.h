@@ -1,0 +1,97 @@
+/* config.h: the config file -> ports, datapath knobs and rules.
+ *
+ * The format is INI (parsed with libinih), documented in README.md:
+ *
+ *   [datapath]
+ *   tx-flush-interval = 0
+ *
+ *   [port p0]
+ *   type = pcap
+ *   rx = in.pcap
+ *   caps = tx-ip-csum,tx-l4-csum
+ *
+ *   [rules]
+ *   rule = priority=100,in_port=p0,ip actions=output:p1
+ *
+ *   [change c1]          (replay only, see sim/replay.h)
+ *   time = 0.5
+ *   delete = priority=100,in_port=p0,ip actions=drop
+ *   add = priority=90,in_port=p0 actions=output:p2
+ *
+ * Every error names the file and line: "cfg.ini:12: unknown knob 'foo'".
+ * Ports are numbered in the order they appear, from 0. */
+#ifndef FS_CONFIG_H
+#define FS_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp.h"
+#include "netdev.h"
+#include "replay.h"
+
+#define CONFIG_MAX_PORTS 64
+#define CONFIG_MAX_LINE 199 /* longer lines are rejected, not cut */
+
+/* Per-port settings the core (not the backend) uses. */
+struct config_port {
+    char name[NETDEV_NAME_MAX];
+    char type[NETDEV_NAME_MAX];
+    int line;                 /* the [port NAME] line */
+    struct netdev_opt *opts;  /* backend options, in file order (owned) */
+    size_t n_opts;
+    bool caps_set;
+    struct netdev_caps caps;
+    int tx_retries;           /* -1: the datapath default */
+    int64_t emc_insert_inv_prob; /* -1: the datapath's emc-insert-inv-prob */
+};
+
+struct config {
+    char *path;      /* as given (owned) */
+    char *dir;       /* directory of the file, for relative paths (owned) */
+    struct config_port ports[CONFIG_MAX_PORTS];
+    size_t n_ports;
+    struct dp_rule_src *rules; /* [rules], texts owned */
+    size_t n_rules;
+    struct dp_knobs knobs;     /* [datapath] knobs of the datapath */
+    uint32_t replay_iteration_ns; /* virtual time one poll iteration takes in
+                                   * replay, 0..1e9, default 0 (sim_replay) */
+    /* PMD threads of 'flowswitch run' (pmd.h parses them when it starts;
+     * the command line overrides them; replay ignores them). "" = unset. */
+    char pmd_cores[128];           /* CPU list, "1,2" or "1-3" */
+    int pmd_cores_line;
+    char pmd_rxq_affinity[256];    /* "PORT:QUEUE:CORE,..." */
+    int pmd_rxq_affinity_line;
+    /* [change NAME] sections, in file order, times non-decreasing; rule
+     * texts owned. */
+    struct sim_change *changes;
+    size_t n_changes;
+};
+
+/* Loads and validates path (including every rule's syntax and port names).
+ * Returns 0, or -1 with "path:line: reason" in err (line omitted for
+ * errors not tied to a line, such as a missing file). On failure cfg is
+ * left empty (config_free is still safe). */
+int config_load(const char *path, struct config *cfg, char *err, size_t errlen);
+
+void config_free(struct config *cfg);
+
+/* Port number of 'name' or -1. */
+int config_port_index(const struct config *cfg, const char *name);
+
+/* The rule_port_lookup_fn over a config's ports (aux = struct config *). */
+int config_rule_port_lookup(void *aux, const char *name);
+
+/* The config's rules as a table (for `flowswitch check`), or NULL with
+ * "file:line: rule: reason" in err. */
+struct rule_table *config_rule_table(const struct config *cfg, char *err, size_t errlen);
+
+/* Creates the datapath a config describes: its knobs, its ports (output
+ * paths of backends resolved against out_dir, NULL: the config's
+ * directory) and its rules. Returns 0, or -1 with "file:line: reason" in
+ * err. */
+int config_dp_create(const struct config *cfg, const char *out_dir, struct dp **out,
+                     char *err, size_t errlen);
+
+#endif
