@@ -2,7 +2,6 @@
 #include "fcache.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "emc.h"
 #include "packet.h"
 #include "smc.h"
+#include "util.h"
 
 _Static_assert(PKT_BATCH_MAX <= 32, "batch maps are 32-bit");
 
@@ -66,19 +66,8 @@ void fcache_cfg_default(struct fcache_cfg *cfg)
     cfg->direct_subtables = 1;
 }
 
-static int fcache_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fcache_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
+/* Writes the reason into err and returns -1: the validation's exits. */
+#define fcache_fail(err, errlen, ...) (fs_errf((err), (errlen), __VA_ARGS__), -1)
 
 static bool is_pow2(uint64_t x)
 {
@@ -88,26 +77,26 @@ static bool is_pow2(uint64_t x)
 int fcache_cfg_validate(const struct fcache_cfg *cfg, char *err, size_t errlen)
 {
     if (!is_pow2(cfg->emc_entries) || cfg->emc_entries > EMC_MAX_ENTRIES)
-        return fcache_err(err, errlen, "emc-entries must be a power of two between 1 and %u",
-                          EMC_MAX_ENTRIES);
+        return fcache_fail(err, errlen, "emc-entries must be a power of two between 1 and %u",
+                           EMC_MAX_ENTRIES);
     if (cfg->emc_ways != 1 && cfg->emc_ways != 2)
-        return fcache_err(err, errlen, "emc-ways must be 1 or 2");
+        return fcache_fail(err, errlen, "emc-ways must be 1 or 2");
     for (unsigned i = 0; i < FCACHE_MAX_PORTS; i++)
         if (cfg->emc_port_inv_prob[i] < -1 || cfg->emc_port_inv_prob[i] > UINT32_MAX)
-            return fcache_err(err, errlen,
-                              "emc-insert-inv-prob of port %u must be -1 (global) or 0..%u",
-                              i, UINT32_MAX);
+            return fcache_fail(err, errlen,
+                               "emc-insert-inv-prob of port %u must be -1 (global) or 0..%u",
+                               i, UINT32_MAX);
     if (cfg->emc_max_key_len > EMC_KEY_LEN_MAX)
-        return fcache_err(err, errlen, "emc-max-key-len must be 0..%u", EMC_KEY_LEN_MAX);
+        return fcache_fail(err, errlen, "emc-max-key-len must be 0..%u", EMC_KEY_LEN_MAX);
     if (cfg->smc_enabled &&
         (!is_pow2(cfg->smc_entries) || cfg->smc_entries < SMC_WAYS ||
          cfg->smc_entries > SMC_MAX_ENTRIES))
-        return fcache_err(err, errlen, "smc-entries must be a power of two between %u and %u",
-                          SMC_WAYS, SMC_MAX_ENTRIES);
+        return fcache_fail(err, errlen, "smc-entries must be a power of two between %u and %u",
+                           SMC_WAYS, SMC_MAX_ENTRIES);
     if (cfg->direct_subtables > FCACHE_DIRECT_MAX)
-        return fcache_err(err, errlen, "direct-subtables must be 0..%u", FCACHE_DIRECT_MAX);
+        return fcache_fail(err, errlen, "direct-subtables must be 0..%u", FCACHE_DIRECT_MAX);
     if (cfg->megaflow_max < 1 || cfg->megaflow_max > CLS_MAX_FLOWS)
-        return fcache_err(err, errlen, "megaflow-max must be 1..%u", CLS_MAX_FLOWS);
+        return fcache_fail(err, errlen, "megaflow-max must be 1..%u", CLS_MAX_FLOWS);
     return 0;
 }
 

@@ -76,19 +76,6 @@ uint32_t flow_hash(const struct flow_key *k, uint32_t basis)
     return flow_hash_finish(acc);
 }
 
-uint32_t flow_hash_masked(const struct flow_key *k, const struct flow_mask *mask,
-                          uint32_t basis)
-{
-    const flow_word *w = flow_u64(k), *m = flow_u64(&mask->m);
-    const uint64_t *c = flow_hash_k;
-    uint64_t acc = basis ^ 0x243f6a8885a308d3ull;
-    for (size_t i = 0; i + 1 < FLOW_U64S; i += 2)
-        acc += flow_hash_mum((w[i] & m[i]) ^ c[i], (w[i + 1] & m[i + 1]) ^ c[i + 1]);
-    acc += flow_hash_mum((w[FLOW_U64S - 1] & m[FLOW_U64S - 1]) ^ c[FLOW_U64S - 1],
-                         c[FLOW_U64S]);
-    return flow_hash_finish(acc);
-}
-
 static bool bytes_zero(const uint8_t *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)

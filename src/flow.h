@@ -124,10 +124,6 @@ void flow_mask_union(struct flow_mask *dst, const struct flow_mask *src);
 /* Hash of the whole key, deterministic across runs and machines. */
 uint32_t flow_hash(const struct flow_key *k, uint32_t basis);
 
-/* Hash of k & mask (without materialising it). */
-uint32_t flow_hash_masked(const struct flow_key *k, const struct flow_mask *mask,
-                          uint32_t basis);
-
 /* Writes a human-readable, ovs-ofctl-like rendering of the non-zero fields
  * of 'k' into buf (always NUL-terminated). */
 void flow_format(const struct flow_key *k, char *buf, size_t size);

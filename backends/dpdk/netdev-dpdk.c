@@ -570,9 +570,7 @@ static int dpdkdev_open(struct netdev *dev, const struct netdev_args *args, char
         rte_eth_promiscuous_enable(dp->port_id);
     }
 
-    char caps[256], desc[512];
-    struct netdev_caps nc = {.flags = dp->caps};
-    netdev_caps_format(&nc, caps, sizeof caps);
+    char desc[512];
     netdev_dpdk_describe(dev, desc, sizeof desc);
     fprintf(stderr, "flowswitch: port %s: %s\n", dev->name, desc);
     return 0;
