@@ -117,7 +117,7 @@ void pmd_runtime_print_assignment(const struct pmd_runtime *rt, FILE *out);
 void *pmd_aligned_alloc(size_t size);
 void pmd_aligned_free(void *p);
 
-/* `flowswitch run`: see src/run.c. */
+/* `flowswitch run`: see app/run.c. */
 int fs_cmd_run(int argc, char **argv);
 
 #endif

@@ -17,24 +17,20 @@
  *   read_ceiling_sse2  the same with 16-byte SSE2 loads (what gcc -O3 or
  *                  clang -O2 make of the plain C loop for baseline x86-64)
  *   read_ceiling_c the plain C loop as this compiler builds it. gcc 12 at
- *                  -O2 does not vectorise it: one scalar add chain, about
- *                  20 GB/s, a latency bound rather than a read ceiling;
- *                  shown for honesty, not used for the ratio.
- * Targets (issue 3), at 1500 bytes and above: csum_partial >= 1.5 x
- * rte_raw_cksum and >= 0.75 x read_ceiling.
+ *                  -O2 does not vectorise it: one scalar add chain, a
+ *                  latency bound rather than a read ceiling; shown for
+ *                  honesty, not used for the ratio.
+ * Targets, at 1500 bytes and above: csum_partial >= 1.5 x rte_raw_cksum
+ * and >= 0.75 x read_ceiling.
  *
  * Usage: bench_csum [--json FILE] [--time SEC] [--runs N] [--quick]
  * Each cell is timed --runs times (default 300) for about --time seconds
  * (default 0.002) each, runs interleaved across cells; the best run counts.
  * On a shared machine a slow run is noise (nothing makes a run faster than
  * the code allows), so many short runs find each cell's undisturbed speed.
- * Longer runs understate the read ceiling most: its loads are what this
- * machine's disturbances slow. Measured the same day, 1500 / 9000 B aligned,
- * our sum against the ceiling: 7 x 0.1 s gave 0.68-0.95 / 0.61-1.38 (the
- * ceiling cell alone 73-104 / 83-171 GB/s), 20-40 x 0.015-0.03 s gave
- * 0.73-0.79 / 0.76-0.86, 300 x 0.002 s and 600 x 0.001 s gave 0.65-0.71 /
- * 0.73-0.74 (ceiling 131-138 / 180-181 GB/s), as a scratch harness taking
- * the fastest of many single calls in TSC ticks does (0.69 / 0.71).
+ * Longer runs understate the read ceiling most: its loads are what a
+ * shared machine's disturbances slow. How the sampling was chosen, with the
+ * figures of each choice, is in docs/performance.md.
  */
 #include <stdbool.h>
 #include <stdint.h>

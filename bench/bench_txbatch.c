@@ -2,10 +2,9 @@
  * interval costs in latency.
  *
  * Setup: 4 output ports whose send call busy-waits a fixed cost per call
- * (default 250 ns: the per-call cost implied by OVS's own output-batching
- * numbers, see BACKGROUND.md section 5, where the saved time per packet
- * divided by the saved calls per packet is ~280 ns at 10 and at 1000 flows;
- * a NIC doorbell or a vhost ring update + kick), then releases the packets.
+ * (default 250 ns, standing for a NIC doorbell or a vhost ring update +
+ * kick; how the default was chosen: docs/performance.md), then releases
+ * the packets.
  * 64-byte packets from a preallocated pool; F flows (1, 10, 32, 100, 1000),
  * flow f goes to port f % 4; every rx batch holds 32 packets whose flows
  * are drawn uniformly (fixed-seed PRNG); the packets of a batch are grouped
@@ -22,9 +21,8 @@
  *
  * Time: the datapath decisions and the latency use a virtual clock that
  * advances a fixed gap per rx batch (default 8 us: 32 packets / 8 us =
- * 4 Mpps offered, about what one OVS PMD forwards in the PVP tests of
- * BACKGROUND.md), so batch sizes and latencies are exact and identical on
- * every machine. Latency = send time - rx time on that clock, i.e. the time
+ * 4 Mpps offered, a busy PMD in a PVP setup), so batch sizes and latencies
+ * are exact and identical on every machine. Latency = send time - rx time on that clock, i.e. the time
  * a packet waited in its output batch. Mpps is wall-clock processing speed
  * (rx from the pool, grouping, queueing, send calls with their emulated
  * cost, release), the best of several runs (the median is in the JSON).
@@ -375,7 +373,8 @@ static void bt_measure_all(struct bt_ctx *c, const struct bt_cfg *cfg,
 
 /* ---- output --------------------------------------------------------------- */
 
-/* BACKGROUND.md section 5, copied. */
+/* OVS-DPDK reference figures printed next to ours (provenance:
+ * docs/performance.md). */
 static const unsigned ovs29_flows[] = {10, 32, 50, 100, 500, 1000};
 static const double ovs29_before[] = {3.123350, 2.090440, 1.954184,
                                       1.705794, 1.601252, 1.568175};
@@ -678,7 +677,7 @@ int main(int argc, char **argv)
     int rc = 0;
     /* Batches bigger than one rx batch's share of a port were held across
      * poll iterations, so they waited: a zero wait means pkt->ts was not the
-     * send time (bt_class without tx_stamps did that once). */
+     * send time (a device class without tx_stamps leaves it unset). */
     const struct bt_result *h = &r[BT_INTERVAL50][BT_LAT_FLOWS_IDX];
     if (h->avg_batch > (double)PKT_BATCH_MAX / BT_PORTS && h->lat_max_ns == 0) {
         fprintf(stderr, "bench_txbatch: interval50 sent %.1f packets a call without "

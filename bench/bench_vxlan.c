@@ -20,8 +20,9 @@
  * 1500-byte underlay MTU carries). Every measurement alternates UNKNOWN
  * and GOOD and keeps the best of the rounds (machines are shared and
  * noisy: the ratio of two measurements taken together is what counts).
- * Prints a table with the GOOD/UNKNOWN ratio next to OVS-DPDK's figure
- * (+7.4% at 64 B on PHY-VXLAN-PHY, 2016, on hardware) and writes --json:
+ * Prints a table with the GOOD/UNKNOWN ratio next to the OVS-DPDK figure
+ * for the same comparison on hardware (PHY-VXLAN-PHY, 64 B; where it comes
+ * from: docs/performance.md) and writes --json:
  *   {"mpps": {"64": {"unknown": x, "good": y}, ..., "imix": {...}},
  *    "good_vs_unknown_ratio_64": r, "ratio": {...},
  *    "mpps_udp_csum_zero": {...}, "ratio_udp_csum_zero": {...}, ...} */

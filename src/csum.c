@@ -217,7 +217,7 @@ static const uint8_t csum_mask_tab[256] __attribute__((aligned(64))) = {
 #define CSUM_SIMD_BLOCK ((size_t)64 * 1024)
 
 /* From this length on, the AVX2 kernel takes the large-buffer path. Below
- * it the plain vector code is as fast or faster (measured on Zen 3). */
+ * it the mid-size kernel is as fast or faster (docs/performance.md). */
 #define CSUM_AVX2_LARGE ((size_t)5120)
 
 CSUM_TARGET_AVX2 static inline __m256i avx2_ld(const uint8_t *p)
@@ -334,27 +334,10 @@ avx2_block(const uint8_t *p, size_t len)
  * 2^19-per-vector correction starts in lane 0 of the second accumulator.
  * The exact total stays below 2^32 at these sizes.
  *
- * Measured on Zen 3 in KVM (TSC ticks per call, min of many interleaved
- * samples of two variants linked side by side, both link orders; read
- * ceiling 24.9-25.8 at 1500 B; /tmp/h3a): at 1500 B this is 36.8-37.5
- * aligned and 36.8-38.0 at offset 1, against 39.9-40.2 and 39.2-40.3 for
- * the previous version (4 accumulators, the chain folded into a vector lane
- * before the horizontal reduction, 'sum' added after it): the fold was on
- * the path to the result, and the call took 10 more instructions (245
- * against 235 at 1500 B). At these sizes the calls overlap only partly (a
- * chain of calls, each waiting for the previous result, takes 59-61 ticks
- * at 1500 B, independent calls 37-40), so both the operation count and the
- * latency from entry to result decide. Tried and dropped: the final combine
- * in the integer domain after the reduction (slower in every run: the
- * 64-bit end-around fold then follows the vector path); 6 or 10 adc words
- * per step (6: +3 ticks at 1500 B aligned; 10: +1.3-2 at 1500 B, +4 at
- * 4000 B); 12 words per step as two carry chains (adcx/adox, jrcxz loop
- * control: +4-6 ticks); a 16-byte aligned loop entry and n / 320 as a
- * multiply by 205 (no change). Earlier (previous helper): a computed jump
- * into an unrolled adc sequence (+3 ticks), a separate adc loop before the
- * vector loop (+25% at 4000 B). Caveat: identical code measures up to 2
- * ticks apart at 1500 B (3 at 64 B) depending only on where it is linked,
- * so every comparison here was made in both link orders. */
+ * At these sizes calls overlap only partly, so the latency from entry to
+ * result counts as much as the operation count: hence the chain folded off
+ * the vector path and joined with a single add. The variants measured
+ * against this layout are in docs/performance.md. */
 #define CSUM_MID_MIN ((size_t)1200)
 #define CSUM_MID_VEC 256u
 #define CSUM_MID_ADC 64u
@@ -507,49 +490,15 @@ avx2_mid(const uint8_t *p, size_t len, uint32_t sum)
  * are the LAST 48 * k bytes of the buffer, the vectors the first 256 * k;
  * the gap between them (< 304 bytes) is summed with whole vectors and one
  * masked vector ending at the start of the adc region, so there is no
- * separate 128-byte tail pass (the previous kernel's avx2_accum() tail over
- * 128..431 bytes) and no second reduction.
+ * separate tail pass and no second reduction. The chain starts with 'sum'
+ * and is folded to 17 bits on the integer side while the vector tail and
+ * reduction run, so only one add follows the reduction.
  *
- * Measured on Zen 3 (3.1 GHz, L1-hot, scratch loops in /tmp/csumh/h2):
- * the loop alone runs at 48.6 bytes/cycle (the read ceiling: 64), i.e. 6.25
- * cycles a step, bound by the vector pipes: vpmaddwd-based summing needs 3
- * vector operations per 32 bytes (4 pipes: at most 42.7 bytes/cycle), and
- * more integer work did not help: 8 vectors + 8..16 adcx/adox words (two
- * carry chains, jrcxz loop control) also stayed at 47..48.7 bytes/cycle, as
- * the integer loads then slow the vector side. Other formulations measured
- * no better: 32-bit vpaddd + vpsrld 16 of the data (also 3 operations, 2 of
- * them on the 2 shift-capable pipes): 36 bytes/cycle alone, 41..43 mixed with
- * the vpmaddwd vectors. A psadbw formulation (a plain vpaddq word sum S
- * plus the byte sum T by vpsadbw, the lost carries recovered as
- * (T - S) mod 255) is also 3 vector operations per 32 bytes (vpaddq,
- * vpsadbw, vpaddq), no gain; splitting the sum mod 255 (byte sum) and mod
- * 257 (alternating byte sum, vpmaddubsw with +1/-1) needs 4. The chain
- * starts with 'sum' and is folded to 17 bits on the integer side while the
- * vector tail and reduction run, so only one add follows the reduction
- * (previously a 64-bit end-around add and fold: 2-3% slower at 6000-9000 B,
- * interleaved measurement in both link orders). At 9000 B aligned the
- * kernel is 0.71-0.72 of the read ceiling (157-164 against 113-118 TSC
- * ticks; previously 0.70), close to what the 48.6 bytes/cycle loop allows.
- *
- * Later measurements (2026-12-01, interleaved A/B in both link orders,
- * scratch in /tmp/h5): a linear fit of the time over 20..33 steps gives
- * 6.05 core cycles a step (the vector pipes 99% busy) and a fixed cost of
- * about 15 TSC ticks a call against 5.6 for the read ceiling; every vector
- * operation outside the loop costs about a quarter cycle, integer ones
- * nearly nothing unless chained. Integer loads slow the vector side (6, 8,
- * 10 extra integer loads per 8 vectors: +2.5%, +7%, +30%; the same adds
- * from registers: nothing), so more adc words cannot help. Tried and not
- * taken: a second carry chain without adcx/adox ("add; adc ...; adc $0, c"
- * segments on two registers: 8 vectors + 3+3..5+5 words, 16 vectors +
- * 6+6..9+9: within 1% or slower); 16 vectors + 12 words in one chain (no
- * gain); one index register for both streams (-12%); and a version with 7
- * fewer vector operations per call (constants loaded, the tail masked by
- * zero multipliers, the correction and the last reduction steps on the
- * integer side, the chain running down from the end, the loop 64-byte
- * aligned): per-round medians 2-3% faster at 9000 B but means 0.6% and the
- * best rounds unchanged (0.71 of the ceiling either way), not worth its
- * size. 0.75 at 9000 B would need about 152 ticks in the best rounds; the
- * 6.05-cycle loop plus the fixed cost allows about 159.
+ * The loop is bound by the vector pipes: the exact sum needs 3 vector
+ * operations per 32 bytes. The adc chain uses integer units that are idle
+ * otherwise; more adc words do not help, because integer loads slow the
+ * vector side. The measurements and the formulations tried are in
+ * docs/performance.md.
  *
  * Sum of an even CSUM_WIDE_STEP <= len <= CSUM_SIMD_BLOCK_MAX bytes added to
  * 'sum', folded to 32 bits, 0 only if all zero. */
@@ -659,7 +608,7 @@ static inline uint32_t swap16(uint32_t folded)
 }
 
 /* Even len >= CSUM_AVX2_LARGE. The vector loads are aligned to 32 bytes
- * (unaligned 32-byte loads that cross cache lines cost ~10% here): the head
+ * (unaligned 32-byte loads that cross cache lines are slower): the head
  * before the boundary is summed with one masked vector and, if its length
  * is odd, the rest is summed in its own word framing and byte-swapped back.
  * Then blocks of CSUM_SIMD_BLOCK bytes keep every block's sum exact. */
@@ -713,9 +662,8 @@ static inline uint32_t csum_small(const uint8_t *p, size_t len, uint32_t sum)
 }
 
 /* The mid and large sizes go straight to avx2_mid(), avx2_wide() or
- * avx2_large() (compares and a jump); small ones are summed here. No path
- * calls a function, so there is no stack frame (a call to sum_portable()
- * for len < 32 used to give every call one). */
+ * avx2_large() (compares and a jump); small ones are summed here, inline.
+ * No path calls a function, so the dispatcher needs no stack frame. */
 CSUM_TARGET_AVX2 static uint32_t
 csum_partial_avx2(const void *data, size_t len, uint32_t sum)
 {

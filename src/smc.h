@@ -3,8 +3,8 @@
  * Maps a flow hash to a megaflow in SMC_WAYS-way buckets of 16-bit
  * signatures and 16-bit megaflow indices: 4 bytes per entry, so the default
  * 2^20 entries take 4 MiB. A bucket of 8 ways is 32 bytes, half a cache
- * line (8 ways rather than OVS's 4: at 1M flows in 2^20 entries the load
- * spreads better, 87% hits instead of 81%; see bench/bench_flowcache.c).
+ * line (8 ways rather than OVS's 4: the load spreads better when the table
+ * is nearly full; figures in docs/performance.md).
  * The bucket is hash & (buckets - 1), the signature the upper 16 bits of
  * the hash. With 2^17 buckets the two overlap by 1 bit, so 15 signature bits
  * are independent of the bucket: a false signature match costs one masked
@@ -15,8 +15,8 @@
  *
  * An empty way has index field 0 (indices are stored + 1), so a zeroed
  * bucket is empty and a signature of 0 is an ordinary signature. Megaflow
- * slots from SMC_MAX_IDX up cannot be referenced (OVS: "megaflows past
- * index 2^16 never hit"); smc_insert() refuses them. */
+ * slots from SMC_MAX_IDX up cannot be referenced by a 16-bit index;
+ * smc_insert() refuses them. */
 #ifndef FS_SMC_H
 #define FS_SMC_H
 

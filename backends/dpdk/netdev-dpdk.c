@@ -610,8 +610,7 @@ static inline void dpdkdev_pkt_rx(struct pkt *p, const struct rte_mbuf *mb, uint
  * direct, of our pool: bound at pool creation) into out[], without reading
  * rx verdicts. Returns how many; *bytes grows by their length.
  * dpdkdev_rxq_recv() handles the rest one by one. Out of line: inlined into
- * dpdkdev_rxq_recv() its loop spilled now and out to the stack (29 -> 25
- * instructions a packet). */
+ * dpdkdev_rxq_recv(), its loop spills registers to the stack. */
 static __attribute__((noinline)) unsigned
 dpdkdev_rx_own_prefix(struct rte_mbuf **m, unsigned n, const struct rte_mempool *pool,
                       uint64_t now, struct pkt **out, uint64_t *bytes)

@@ -1,7 +1,7 @@
 /* netdev-dpdk.h: DPDK ethdev ports ("dpdk") and the EAL.
  *
- * Plain C API: no DPDK type appears here, so the core and the command glue
- * (src/run.c) can call it without including <rte_*.h>.
+ * Plain C API: no DPDK type appears here, so the application layer
+ * (app/main.c, app/run.c) can call it without including <rte_*.h>.
  *
  * Port options (type = dpdk):
  *   devargs=STR     the device, as EAL devargs: "0000:03:00.0", "net_null0",
