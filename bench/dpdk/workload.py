@@ -6,9 +6,10 @@ both read.
   inport    in_port=p0 actions=output:p1 (flowswitch's keyless path, OVS's
             simple match)
   l3        in_port=p0,ip,nw_dst=10.0.0.0/8 actions=output:p1
-  pipeline  about 230 rules over 11 distinct masks: an L2 ACL (source MACs,
-            the multicast bit of dl_dst), L4 port ACLs (TCP and UDP, alone and
-            with a /16 destination), IPv4 routes of /32, /24, /16 and /8 in
+  pipeline  228 rules over 12 distinct masks (the default's empty one
+            included): an L2 ACL (source MACs, the multicast bit of dl_dst),
+            L4 port ACLs (TCP and UDP, alone and with a /16 destination),
+            IPv4 routes of /32, /24, /16 and /8 in
             longest-prefix-first priority tiers, IPv6 /64 and /32 routes, a
             default drop. Traffic matches none of the ACLs and only few
             specific routes: most packets reach a /16 or the /8 route below
