@@ -7,8 +7,14 @@
  *   portable       our portable C kernel (wide accumulators, no SIMD)
  *   sse2, avx2     our x86-64 kernels, forced (when the CPU has them)
  *   bytepair_ref   a straightforward RFC 1071 loop: one 16-bit word per add
- *   rte_raw_cksum  DPDK's (only with -DHAVE_DPDK_BENCH and DPDK's own
- *                  pkg-config cflags, as DPDK applications compile it)
+ *   kernel_adc_c   the classic kernel-style csum_partial written in C: 64-bit
+ *                  words added with an end-around carry, folded at the end
+ *                  (this project's flags)
+ *   rte_raw_cksum_dpdk_flags, rte_raw_cksum_native  DPDK's rte_raw_cksum()
+ *                  compiled as DPDK builds itself (-O3 with the machine
+ *                  flags of libdpdk.pc) and at -O3 -march=native, each in
+ *                  its own translation unit (csum_anchor_rte.c; only with
+ *                  -DHAVE_DPDK_BENCH)
  *   read_ceiling   the machine's read ceiling: a plain sum of 64-bit words
  *                  without carries, written with the widest vector adds the
  *                  CPU has (AVX2 vpaddq, 32-byte loads, 4 accumulators; SSE2
@@ -25,7 +31,12 @@
  *
  * Usage: bench_csum [--json FILE] [--time SEC] [--runs N] [--quick]
  * Each cell is timed --runs times (default 300) for about --time seconds
- * (default 0.002) each, runs interleaved across cells; the best run counts.
+ * (default 0.002) each, runs interleaved across cells: in each run every
+ * implementation is timed once for a size and alignment before the next.
+ * The GB/s table is the best run of each cell; the anchor ratios
+ * (ratio_vs_*_1500) are medians of the per-run ratios ours / theirs, each
+ * run's two timings taken back to back, with min and max in
+ * paired_ratios_1500.
  * On a shared machine a slow run is noise (nothing makes a run faster than
  * the code allows), so many short runs find each cell's undisturbed speed.
  * Longer runs understate the read ceiling most: its loads are what a
@@ -46,7 +57,7 @@
 #endif
 
 #ifdef HAVE_DPDK_BENCH
-#include <rte_ip.h>
+#include "csum_anchors.h"
 #endif
 
 typedef uint32_t (*sum_fn)(const void *data, size_t len, uint32_t sum);
@@ -64,15 +75,32 @@ static uint32_t bench_bytepair(const void *data, size_t len, uint32_t sum)
     return (uint32_t)(s + (s >> 32));
 }
 
-#ifdef HAVE_DPDK_BENCH
-static uint32_t bench_rte(const void *data, size_t len, uint32_t sum)
+/* The kernel's csum_partial idea in plain C: add 64-bit words, adding each
+ * add's carry back in (end-around carry), then fold 64 -> 32 bits the same
+ * way. A trailing partial word is zero-padded, which keeps byte positions
+ * and so the 16-bit word order. */
+static uint32_t bench_kernel_adc(const void *data, size_t len, uint32_t sum)
 {
-    /* rte_raw_cksum() is the folded form of this; fold cost is included
-     * by calling it too. */
-    (void)sum;
-    return rte_raw_cksum(data, len);
+    const uint8_t *p = data;
+    uint64_t s = sum;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        s += w;
+        s += s < w;
+    }
+    if (i < len) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, len - i);
+        s += w;
+        s += s < w;
+    }
+    uint32_t lo = (uint32_t)s, hi = (uint32_t)(s >> 32);
+    lo += hi;
+    lo += lo < hi;
+    return lo;
 }
-#endif
 
 /* The plain loop. Its result depends on every word, so it cannot be
  * optimised away; whatever the compiler makes of it is what it measures. */
@@ -158,11 +186,12 @@ bench_ceiling_avx2(const void *data, size_t len, uint32_t sum)
 struct impl {
     const char *name;
     sum_fn fn;
+    bool exact; /* computes the checksum (checked against bytepair_ref) */
 };
 
 static const size_t sizes[] = {64, 576, 1500, 9000, 65535};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
-#define MAX_IMPLS 10
+#define MAX_IMPLS 16
 
 static double now(void)
 {
@@ -215,6 +244,28 @@ static int find_impl(const struct impl *impls, size_t n, const char *name)
     return -1;
 }
 
+struct paired {
+    double median, min, max;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median, min and max over runs of the per-run ratio runs1500[r][a] /
+ * runs1500[r][b] (rows of MAX_IMPLS); tmp holds 'runs' doubles. */
+static struct paired paired_ratio(const double *runs1500, int runs, size_t a, size_t b,
+                                  double *tmp)
+{
+    for (int r = 0; r < runs; r++)
+        tmp[r] = runs1500[(size_t)r * MAX_IMPLS + a] / runs1500[(size_t)r * MAX_IMPLS + b];
+    qsort(tmp, (size_t)runs, sizeof *tmp, cmp_double);
+    double m = runs % 2 ? tmp[runs / 2] : (tmp[runs / 2 - 1] + tmp[runs / 2]) / 2;
+    return (struct paired){m, tmp[0], tmp[runs - 1]};
+}
+
 static void usage(void)
 {
     fprintf(stderr,
@@ -246,15 +297,17 @@ int main(int argc, char **argv)
 
     struct impl impls[MAX_IMPLS];
     size_t ni = 0;
-    impls[ni++] = (struct impl){"csum_partial", csum_partial};
-    impls[ni++] = (struct impl){"portable", csum_impl_fn(CSUM_IMPL_PORTABLE)};
+    impls[ni++] = (struct impl){"csum_partial", csum_partial, true};
+    impls[ni++] = (struct impl){"portable", csum_impl_fn(CSUM_IMPL_PORTABLE), true};
     for (int k = CSUM_IMPL_PORTABLE + 1; k < CSUM_IMPL_N; k++)
         if (csum_impl_fn((enum csum_impl)k))
             impls[ni++] = (struct impl){csum_impl_name((enum csum_impl)k),
-                                        csum_impl_fn((enum csum_impl)k)};
-    impls[ni++] = (struct impl){"bytepair_ref", bench_bytepair};
+                                        csum_impl_fn((enum csum_impl)k), true};
+    impls[ni++] = (struct impl){"bytepair_ref", bench_bytepair, false};
+    impls[ni++] = (struct impl){"kernel_adc_c", bench_kernel_adc, true};
 #ifdef HAVE_DPDK_BENCH
-    impls[ni++] = (struct impl){"rte_raw_cksum", bench_rte};
+    impls[ni++] = (struct impl){"rte_raw_cksum_dpdk_flags", csum_rte_dpdk_flags, true};
+    impls[ni++] = (struct impl){"rte_raw_cksum_native", csum_rte_native, true};
 #endif
     const char *ceiling_kind = "c";
     sum_fn ceiling = bench_ceiling_c;
@@ -267,11 +320,11 @@ int main(int argc, char **argv)
         ceiling = bench_ceiling_avx2;
     }
 #endif
-    impls[ni++] = (struct impl){"read_ceiling", ceiling};
+    impls[ni++] = (struct impl){"read_ceiling", ceiling, false};
 #if defined(__x86_64__)
-    impls[ni++] = (struct impl){"read_ceiling_sse2", bench_ceiling_sse2};
+    impls[ni++] = (struct impl){"read_ceiling_sse2", bench_ceiling_sse2, false};
 #endif
-    impls[ni++] = (struct impl){"read_ceiling_c", bench_ceiling_c};
+    impls[ni++] = (struct impl){"read_ceiling_c", bench_ceiling_c, false};
 
     /* One hot buffer, 64-byte aligned; unaligned = offset 1. */
     uint8_t *buf = aligned_alloc(64, 65536 + 128);
@@ -287,10 +340,10 @@ int main(int argc, char **argv)
         buf[i] = (uint8_t)((x * 0x2545F4914F6CDD1Dull) >> 56);
     }
 
-    /* Sanity: our kernels (csum_partial, portable, sse2, avx2: the entries
-     * before bytepair_ref) agree with the byte-pair reference. */
-    for (size_t i = 0; strcmp(impls[i].name, "bytepair_ref") != 0; i++)
-        for (size_t s = 0; s < NSIZES; s++)
+    /* Sanity: every implementation that computes the checksum (ours and
+     * the anchors) agrees with the byte-pair reference. */
+    for (size_t i = 0; i < ni; i++)
+        for (size_t s = 0; s < NSIZES && impls[i].exact; s++)
             for (int off = 0; off < 2; off++) {
                 uint16_t want = csum_fold_nocompl(
                     bench_bytepair(buf + off, sizes[s], 0));
@@ -307,6 +360,14 @@ int main(int argc, char **argv)
 
     static double gbps[MAX_IMPLS][NSIZES][2];
     static uint64_t iters[MAX_IMPLS][NSIZES][2];
+    /* Every run of the 1500-byte aligned cell, for the paired ratios. */
+    double *runs1500 = calloc((size_t)runs * MAX_IMPLS, sizeof *runs1500);
+    double *pair = calloc((size_t)runs, sizeof *pair);
+    if (!runs1500 || !pair) {
+        perror("calloc");
+        return 1;
+    }
+    const size_t s1500 = 2;
     for (size_t i = 0; i < ni; i++)
         for (size_t s = 0; s < NSIZES; s++)
             for (int off = 0; off < 2; off++)
@@ -322,6 +383,8 @@ int main(int argc, char **argv)
                     double g = (double)sizes[s] * (double)n / t / 1e9;
                     if (g > gbps[i][s][off])
                         gbps[i][s][off] = g;
+                    if (s == s1500 && off == 0)
+                        runs1500[(size_t)r * MAX_IMPLS + i] = g;
                 }
 
     printf("checksum throughput, GB/s (best of %d x %.2f s; aligned / "
@@ -329,12 +392,12 @@ int main(int argc, char **argv)
            runs, target);
     printf("active kernel: %s; read_ceiling: %s\n",
            csum_impl_name(csum_impl_active()), ceiling_kind);
-    printf("%-18s", "impl");
+    printf("%-24s", "impl");
     for (size_t s = 0; s < NSIZES; s++)
         printf(" %15zu", sizes[s]);
     printf("\n");
     for (size_t i = 0; i < ni; i++) {
-        printf("%-18s", impls[i].name);
+        printf("%-24s", impls[i].name);
         for (size_t s = 0; s < NSIZES; s++)
             printf("   %6.1f/%6.1f", gbps[i][s][0], gbps[i][s][1]);
         printf("\n");
@@ -344,15 +407,17 @@ int main(int argc, char **argv)
     int ceil = find_impl(impls, ni, "read_ceiling");
     int ceil_sse2 = find_impl(impls, ni, "read_ceiling_sse2");
     int ceil_c = find_impl(impls, ni, "read_ceiling_c");
-    int rte = find_impl(impls, ni, "rte_raw_cksum");
-    const size_t s1500 = 2;
+    int rte = find_impl(impls, ni, "rte_raw_cksum_dpdk_flags");
+    int rte_native = find_impl(impls, ni, "rte_raw_cksum_native");
+    int kadc = find_impl(impls, ni, "kernel_adc_c");
 
-    printf("\nratios, csum_partial / other (aligned / unaligned)\n");
-    const int others[] = {rte, ceil, ceil_sse2, ceil_c};
-    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+    printf("\nratios of the best runs, csum_partial / other (aligned / unaligned)\n");
+    const int others[] = {rte, rte_native, kadc, ceil, ceil_sse2, ceil_c};
+    const size_t n_others = sizeof others / sizeof others[0];
+    for (size_t k = 0; k < n_others; k++) {
         if (others[k] < 0)
             continue;
-        printf("/ %-16s", impls[others[k]].name);
+        printf("/ %-22s", impls[others[k]].name);
         for (size_t s = 0; s < NSIZES; s++)
             printf("   %6.2f/%6.2f",
                    gbps[0][s][0] / gbps[others[k]][s][0],
@@ -360,8 +425,19 @@ int main(int argc, char **argv)
         printf("\n");
     }
     if (rte < 0)
-        printf("(rte_raw_cksum not built: compile with -DHAVE_DPDK_BENCH and "
-               "pkg-config --cflags --libs libdpdk)\n");
+        printf("(rte_raw_cksum anchors not built: the Makefile builds them with DPDK)\n");
+
+    /* Paired: per run, ours / theirs at 1500 B aligned, timed back to back. */
+    struct paired med[sizeof others / sizeof others[0]];
+    printf("\npaired runs at 1500 B aligned, csum_partial / other: median [min-max] "
+           "of %d runs\n", runs);
+    for (size_t k = 0; k < n_others; k++) {
+        if (others[k] < 0)
+            continue;
+        med[k] = paired_ratio(runs1500, runs, 0, (size_t)others[k], pair);
+        printf("/ %-24s %6.3f [%.3f-%.3f]\n", impls[others[k]].name, med[k].median,
+               med[k].min, med[k].max);
+    }
 
     if (json) {
         FILE *f = fopen(json, "w");
@@ -372,6 +448,11 @@ int main(int argc, char **argv)
         fprintf(f, "{\n  \"active_kernel\": \"%s\",\n",
                 csum_impl_name(csum_impl_active()));
         fprintf(f, "  \"read_ceiling_kind\": \"%s\",\n", ceiling_kind);
+#ifdef BENCH_RTE_FLAGS_DPDK
+        fprintf(f, "  \"anchor_cflags\": {\"rte_raw_cksum_dpdk_flags\": \"%s\", "
+                   "\"rte_raw_cksum_native\": \"%s\"},\n",
+                BENCH_RTE_FLAGS_DPDK, BENCH_RTE_FLAGS_NATIVE);
+#endif
         fprintf(f, "  \"gbps\": {\n");
         for (size_t i = 0; i < ni; i++) {
             fprintf(f, "    \"%s\": {", impls[i].name);
@@ -380,12 +461,33 @@ int main(int argc, char **argv)
                         s ? ", " : "", sizes[s], gbps[i][s][0], gbps[i][s][1]);
             fprintf(f, "}%s\n", i + 1 < ni ? "," : "");
         }
-        fprintf(f, "  },\n");
-        if (rte >= 0)
-            fprintf(f, "  \"ratio_vs_rte_raw_cksum_1500\": %.3f,\n",
-                    gbps[0][s1500][0] / gbps[rte][s1500][0]);
-        else
-            fprintf(f, "  \"ratio_vs_rte_raw_cksum_1500\": null,\n");
+        fprintf(f, "  },\n  \"paired_ratios_1500\": {");
+        bool first = true;
+        for (size_t k = 0; k < n_others; k++) {
+            if (others[k] < 0)
+                continue;
+            fprintf(f, "%s\n    \"%s\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f, "
+                       "\"runs\": %d}",
+                    first ? "" : ",", impls[others[k]].name, med[k].median, med[k].min,
+                    med[k].max, runs);
+            first = false;
+        }
+        fprintf(f, "\n  },\n");
+        const struct {
+            const char *key;
+            int idx;
+        } keys[] = {{"ratio_vs_rte_raw_cksum_dpdk_flags_1500", rte},
+                    {"ratio_vs_rte_raw_cksum_native_1500", rte_native},
+                    {"ratio_vs_kernel_adc_c_1500", kadc}};
+        for (size_t j = 0; j < sizeof keys / sizeof keys[0]; j++) {
+            size_t k = 0;
+            while (k < n_others && others[k] != keys[j].idx)
+                k++;
+            if (keys[j].idx >= 0)
+                fprintf(f, "  \"%s\": %.4f,\n", keys[j].key, med[k].median);
+            else
+                fprintf(f, "  \"%s\": null,\n", keys[j].key);
+        }
         if (ceil_sse2 >= 0)
             fprintf(f, "  \"ratio_vs_read_ceiling_sse2_1500\": %.3f,\n",
                     gbps[0][s1500][0] / gbps[ceil_sse2][s1500][0]);
@@ -398,6 +500,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    free(runs1500);
+    free(pair);
     free(buf);
     return 0;
 }
