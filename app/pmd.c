@@ -276,49 +276,18 @@ int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
 
 /* ---- create / destroy --------------------------------------------------- */
 
-static const struct pmd_rxq_affinity *pmd_find_affinity(const struct pmd_config *c,
-                                                        unsigned port, unsigned q)
-{
-    for (unsigned i = 0; i < c->n_affinity; i++)
-        if (c->affinity[i].port == port && c->affinity[i].qid == q)
-            return &c->affinity[i];
-    return NULL;
-}
-
 static int pmd_assign(struct pmd_runtime *rt, char *err, size_t errlen)
 {
     struct dp *dp = rt->dp;
-    bool isolated[PMD_MAX] = {false};
-    unsigned n_free = 0;
-    for (unsigned i = 0; i < rt->cfg.n_affinity; i++)
-        isolated[rt->cfg.affinity[i].pmd] = true;
-    for (unsigned i = 0; i < rt->n_pmds; i++)
-        n_free += !isolated[i];
-    unsigned rr = 0;
+    if (dp_assign_rxqs(dp, rt->dpps, rt->n_pmds, rt->cfg.affinity, rt->cfg.n_affinity, err,
+                       errlen))
+        return -1;
     for (unsigned p = 0; p < dp_n_ports(dp); p++) {
         struct dp_port_info pi;
         dp_port_get(dp, p, &pi);
         struct netdev *dev = pi.dev;
         if (!dev)
             continue;
-        unsigned nq = netdev_n_rxq(dev);
-        for (unsigned q = 0; q < nq; q++) {
-            const struct pmd_rxq_affinity *a = pmd_find_affinity(&rt->cfg, p, q);
-            unsigned target;
-            if (a) {
-                target = a->pmd;
-            } else {
-                /* Next PMD in round-robin order that takes unpinned queues. */
-                do {
-                    target = rr++ % rt->n_pmds;
-                } while (n_free && isolated[target]);
-            }
-            if (dp_pmd_add_rxq(rt->dpps[target], (uint16_t)p, (uint16_t)q)) {
-                fs_errf(err, errlen, "pmd %u: cannot add rx queue %u of port %s", target,
-                        q, pi.name);
-                return -1;
-            }
-        }
         /* Tx queues. */
         unsigned ntx = netdev_n_txq(dev);
         if (ntx == 0)

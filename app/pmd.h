@@ -34,17 +34,11 @@
 #define PMD_CACHE_LINE 64
 #endif
 
-/* One "port queue -> PMD" pin. */
-struct pmd_rxq_affinity {
-    uint16_t port;
-    uint16_t qid;
-    unsigned pmd; /* PMD index (0..n_pmds-1) */
-};
 
 struct pmd_config {
     unsigned n_pmds;     /* 1..PMD_MAX */
     int cores[PMD_MAX];  /* CPU to pin PMD i to, -1: not pinned */
-    struct pmd_rxq_affinity affinity[PMD_MAX_AFFINITY];
+    struct dp_rxq_pin affinity[PMD_MAX_AFFINITY]; /* pmd: the PMD index */
     unsigned n_affinity;
     uint32_t idle_sleep_us; /* 0: busy poll; else sleep this long when idle */
     /* Called at the start / end of every PMD thread (NULL: none), e.g. to

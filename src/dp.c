@@ -639,6 +639,70 @@ unsigned dp_pmd_queued(const struct dp_pmd *pmd)
     return n;
 }
 
+uint64_t dp_pmd_next_flush(const struct dp_pmd *pmd)
+{
+    uint64_t t = UINT64_MAX;
+    for (unsigned i = 0; i < pmd->dp->n_ports; i++) {
+        const struct txq *q = &pmd->txq[i];
+        if (txq_queued(q) && q->first_ns + q->interval_ns < t)
+            t = q->first_ns + q->interval_ns;
+    }
+    return t;
+}
+
+static const struct dp_rxq_pin *dp_find_pin(const struct dp_rxq_pin *pins, unsigned n,
+                                            unsigned port, unsigned qid)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (pins[i].port == port && pins[i].qid == qid)
+            return &pins[i];
+    return NULL;
+}
+
+int dp_assign_rxqs(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                   const struct dp_rxq_pin *pins, unsigned n_pins, char *err, size_t errlen)
+{
+    bool isolated[DP_MAX_PMDS] = {false};
+    unsigned n_free = 0, rr = 0;
+    if (n_pmds == 0 || n_pmds > DP_MAX_PMDS) {
+        fs_errf(err, errlen, "number of PMDs must be 1..%d", DP_MAX_PMDS);
+        return -1;
+    }
+    for (unsigned i = 0; i < n_pins; i++) {
+        if (pins[i].pmd >= n_pmds) {
+            fs_errf(err, errlen, "rx queue %u of port %u pinned to PMD %u of %u",
+                    pins[i].qid, pins[i].port, pins[i].pmd, n_pmds);
+            return -1;
+        }
+        isolated[pins[i].pmd] = true;
+    }
+    for (unsigned i = 0; i < n_pmds; i++)
+        n_free += !isolated[i];
+    for (unsigned p = 0; p < dp->n_ports; p++) {
+        struct netdev *dev = dp->ports[p].dev;
+        unsigned nq = dev ? netdev_n_rxq(dev) : 0;
+        for (unsigned q = 0; q < nq; q++) {
+            const struct dp_rxq_pin *pin = dp_find_pin(pins, n_pins, p, q);
+            unsigned target;
+            if (pin) {
+                target = pin->pmd;
+            } else {
+                /* The next PMD in round-robin order that takes unpinned
+                 * queues. */
+                do {
+                    target = rr++ % n_pmds;
+                } while (n_free && isolated[target]);
+            }
+            if (dp_pmd_add_rxq(pmds[target], (uint16_t)p, (uint16_t)q)) {
+                fs_errf(err, errlen, "pmd %u: cannot add rx queue %u of port %s", target, q,
+                        dp->ports[p].name);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd)
 {
     return pmd->fc;
@@ -710,6 +774,7 @@ static void dp_output_tunnel(struct dp_pmd *pmd, struct pkt *pkt, const struct d
     uint32_t vni = t->tnl.vni_flow ? pkt->out_vni : t->tnl.vni;
     bool grew = false;
     uint32_t inner_len = pkt->len;
+    pmd->n[DP_STAT_TNL_PUSH]++;
     if (tnl_push(pkt, &t->tnl, vni, pkt->hash, &grew)) {
         dp_drop_cb(pmd, pkt, DROP_no_headroom);
         return;
@@ -825,6 +890,7 @@ static bool dp_decap(struct dp_pmd *pmd, struct pkt *p, struct flow_key *key)
         dp_drop_cb(pmd, p, dp_tnl_drop[r]);
         return false;
     }
+    pmd->n[DP_STAT_TNL_POP]++;
     uint16_t tport = u->tnl_ports[which];
     p->in_port = tport;
     uint64_t *ps = pmd->port_n[tport];
@@ -1035,10 +1101,12 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
             i = j;
             continue;
         }
-        if (!a)
+        if (!a) {
             dp_drop_cb(pmd, pkts[i], DROP_no_rule);
-        else
+        } else {
+            pmd->n[DP_STAT_ACTION_RUNS]++;
             actions_execute(&ctx, pkts[i], &keys[i], a);
+        }
         i++;
     }
     pmd->n[DP_STAT_COPIES] += ctx.copies;
@@ -1065,6 +1133,7 @@ static unsigned dp_pmd_poll_rxq(struct dp_pmd *pmd, unsigned port_no, unsigned q
     int n = netdev_rxq_recv(port->dev, qid, &pmd->rx, pmd->now);
     if (n <= 0)
         return 0;
+    pmd->n[DP_STAT_RX_BURSTS]++;
     unsigned got = pmd->rx.count;
     dp_pmd_process(pmd, port->port_no);
     dp_pmd_flush_due(pmd);
@@ -1193,6 +1262,16 @@ void dp_stats_add(struct dp_stats *dst, const struct dp_stats *src)
 void dp_stats_sub(struct dp_stats *dst, const struct dp_stats *src)
 {
     dp_stats_acc(dst, src, true);
+}
+
+void dp_pmd_counters(const struct dp_pmd *pmd, struct dp_counters *out)
+{
+    memcpy(out->n, pmd->n, sizeof out->n);
+    out->n[DP_STAT_QUEUED] = dp_pmd_queued(pmd);
+    memcpy(out->drops, pmd->drops.n, sizeof out->drops);
+    memcpy(out->parse, pmd->parse_results, sizeof out->parse);
+    out->csum = pmd->csum;
+    fcache_get_stats(pmd->fc, &out->fcache);
 }
 
 void dp_stats_finish(const struct dp *dp, struct dp_stats *s)

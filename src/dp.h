@@ -193,6 +193,25 @@ void dp_pmd_flush(struct dp_pmd *pmd, uint64_t now);
 /* Packets waiting in the PMD's output queues. */
 unsigned dp_pmd_queued(const struct dp_pmd *pmd);
 
+/* The earliest time a queued packet is due to be sent by the flush
+ * interval (UINT64_MAX if nothing waits): a driver in virtual time need
+ * not poll an idle PMD before it. */
+uint64_t dp_pmd_next_flush(const struct dp_pmd *pmd);
+
+/* Which PMD polls each rx queue, as `flowswitch run` assigns them: a queue
+ * pinned in 'pins' goes to its PMD, which then polls no other (OVS's
+ * isolation); the others are dealt round-robin, in port then queue order,
+ * to the PMDs without pins (to every PMD if all have some). Returns 0, or
+ * -1 with the reason in err. */
+struct dp_rxq_pin {
+    uint16_t port;
+    uint16_t qid;
+    unsigned pmd; /* index into pmds */
+};
+
+int dp_assign_rxqs(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
+                   const struct dp_rxq_pin *pins, unsigned n_pins, char *err, size_t errlen);
+
 /* The PMD's flow caches (for their memory and stats reports). */
 const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd);
 
@@ -204,6 +223,11 @@ const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd);
     X(HEADROOM_GROWN, headroom_grown) /* tunnel pushes that grew headroom */  \
     X(ITERATIONS, iterations)         /* dp_pmd_poll() calls */               \
     X(IDLE_ITERATIONS, idle_iterations) /* ... that received nothing */       \
+    X(RX_BURSTS, rx_bursts)           /* device receives that got packets */  \
+    X(ACTION_RUNS, action_runs)       /* action lists executed one packet at  \
+                                       * a time (not single-output runs) */   \
+    X(TNL_PUSH, tnl_push)             /* packets encapsulated */              \
+    X(TNL_POP, tnl_pop)               /* packets decapsulated */              \
     X(QUEUED, queued)                 /* gauge: packets in output queues */
 
 enum dp_stat {
@@ -245,6 +269,20 @@ const char *dp_stat_name(enum dp_stat s);
 
 /* One PMD's counters (on its thread, or after it stopped). */
 void dp_pmd_stats(const struct dp_pmd *pmd, struct dp_stats *out);
+
+/* The PMD-wide counters alone, without the per-port ones: what a cost
+ * model reads after every poll (a few hundred bytes, where struct
+ * dp_stats is tens of kilobytes). Drops are the PMD's own (not its
+ * queues'). */
+struct dp_counters {
+    uint64_t n[DP_N_STATS];
+    uint64_t drops[DROP_N_REASONS];
+    uint64_t parse[PARSE_N_RESULTS];
+    struct csum_stats csum;
+    struct fcache_stats fcache;
+};
+
+void dp_pmd_counters(const struct dp_pmd *pmd, struct dp_counters *out);
 
 /* dst += src; dst -= src (a change over an interval: read gauges such as
  * DP_STAT_QUEUED from a snapshot, not from a difference). */
