@@ -26,6 +26,7 @@ struct dummy_port {
     unsigned n_rxq, n_txq;
     unsigned burst;
     int tx_accept; /* -1: unlimited */
+    int64_t tx_budget[NETDEV_MAX_QUEUES]; /* packets each txq still takes, -1: unlimited */
     uint64_t tx_cost_ns;
     bool tx_keep;
     bool link_up;
@@ -171,6 +172,8 @@ static int dummy_open(struct netdev *dev, const struct netdev_args *args,
     dp->tx_keep = keep;
     dp->link_up = up;
     dp->live = false;
+    for (unsigned q = 0; q < NETDEV_MAX_QUEUES; q++)
+        dp->tx_budget[q] = -1;
     if (args->caps_set)
         dp->caps = args->caps;
     return 0;
@@ -357,6 +360,10 @@ static int dummy_send(struct netdev *dev, unsigned qid, struct pkt **pkts,
         if (dp->tx_cost_ns && n > 0)
             dummy_busy_wait(dp->tx_cost_ns);
         ret = dp->tx_accept >= 0 && dp->tx_accept < n ? dp->tx_accept : n;
+        if (dp->tx_budget[qid] >= 0 && dp->tx_budget[qid] < ret)
+            ret = (int)dp->tx_budget[qid];
+        if (dp->tx_budget[qid] >= 0)
+            dp->tx_budget[qid] -= ret;
         /* Compiled out (-DFS_CSUM_OFF), one loop: not a second copy of
          * the same loop that the compiler may allocate differently. */
         if (FS_CSUM_MACHINERY && (summary & PKT_BATCH_F_PARTIAL))
@@ -468,6 +475,15 @@ unsigned netdev_dummy_tx_pending(const struct netdev *dev, unsigned qid)
 {
     const struct dummy_port *dp = dummy_port_const(dev);
     return dp && qid < dp->n_txq ? (unsigned)dp->txq[qid].count : 0;
+}
+
+int netdev_dummy_set_tx_budget(struct netdev *dev, unsigned qid, int64_t n)
+{
+    struct dummy_port *dp = dummy_port(dev);
+    if (!dp || qid >= dp->n_txq)
+        return -EINVAL;
+    dp->tx_budget[qid] = n < 0 ? -1 : n;
+    return 0;
 }
 
 int netdev_dummy_set_tx_accept(struct netdev *dev, int n)

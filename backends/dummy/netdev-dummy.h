@@ -72,6 +72,11 @@ unsigned netdev_dummy_tx_pending(const struct netdev *dev, unsigned qid);
  * 0 = stalled. Returns 0 or -EINVAL. */
 int netdev_dummy_set_tx_accept(struct netdev *dev, int n);
 
+/* Limits what tx queue qid accepts, over all send calls from now on, to n
+ * packets (n < 0: unlimited, the default): a ring of that many free slots,
+ * which a simulator refills as the device drains it. Returns 0 or -EINVAL. */
+int netdev_dummy_set_tx_budget(struct netdev *dev, unsigned qid, int64_t n);
+
 /* Link up (true) or down (false). Returns 0 or -EINVAL. */
 int netdev_dummy_set_link(struct netdev *dev, bool up);
 

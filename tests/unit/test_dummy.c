@@ -394,6 +394,30 @@ static void test_tx_accept_partial(void **state)
     netdev_close(dev);
 }
 
+/* A tx budget caps what a queue takes over all calls until it is set
+ * again; the other queue and tx-accept still apply. */
+static void test_tx_budget(void **state)
+{
+    (void)state;
+    struct netdev *dev = open_dummy((const char *const[]){"txqs=2", "tx-accept=4", NULL});
+    struct pkt *pkts[6];
+    for (int i = 0; i < 6; i++)
+        pkts[i] = mk_pkt((uint8_t)i, 0);
+    assert_int_equal(netdev_dummy_set_tx_budget(dev, 0, 5), 0);
+    assert_int_equal(send_pkts(dev, 0, pkts, 3), 3);     /* budget 5 -> 2 */
+    assert_int_equal(send_pkts(dev, 0, pkts + 3, 3), 2); /* -> 0 */
+    assert_int_equal(send_pkts(dev, 0, pkts + 5, 1), 0); /* full */
+    assert_int_equal(send_pkts(dev, 1, pkts + 5, 1), 1); /* queue 1: unlimited */
+    assert_int_equal(netdev_dummy_set_tx_budget(dev, 0, -1), 0);
+    struct pkt *more[6];
+    for (int i = 0; i < 6; i++)
+        more[i] = mk_pkt((uint8_t)i, 0);
+    assert_int_equal(send_pkts(dev, 0, more, 6), 4); /* tx-accept still 4 */
+    free_pkts(more + 4, 2);
+    assert_int_equal(netdev_dummy_set_tx_budget(dev, 2, 1), -EINVAL);
+    netdev_close(dev);
+}
+
 static void test_tx_stall(void **state)
 {
     (void)state;
@@ -981,6 +1005,7 @@ int main(void)
         cmocka_unit_test(test_live_peek_empty),
         cmocka_unit_test(test_multi_queue),
         cmocka_unit_test(test_tx_accept_partial),
+        cmocka_unit_test(test_tx_budget),
         cmocka_unit_test(test_tx_stall),
         cmocka_unit_test(test_link_down),
         cmocka_unit_test(test_keep_collect_order),
