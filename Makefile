@@ -73,7 +73,11 @@ BACKEND_SRC := $(wildcard backends/dummy/*.c backends/pcap/*.c)
 ifeq ($(DPDK_DEF),-DHAVE_DPDK)
 BACKEND_SRC += $(DPDK_SRC)
 endif
-LIB_SRC := $(CORE_SRC) $(BACKEND_SRC)
+# The simulator's models (sim/, see sim/*.h): in the library, on top of the
+# core's public packet API; the cost profile is JSON read with jansson.
+SIM_SRC := $(wildcard sim/*.c)
+LDLIBS_IO += -ljansson
+LIB_SRC := $(CORE_SRC) $(BACKEND_SRC) $(SIM_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libflowswitch.a
 BIN := $(BUILD)/flowswitch
