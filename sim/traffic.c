@@ -147,6 +147,9 @@ void sim_traffic_flow(const struct sim_traffic *t, uint64_t flow_id, struct sim_
     } else if (d->proto != SIM_PROTO_ARP) {
         d->sport = (uint16_t)in_range(salt(fh, H_SPORT), c->sport_lo, c->sport_hi);
         d->dport = (uint16_t)in_range(salt(fh, H_DPORT), c->dport_lo, c->dport_hi);
+        /* A plain UDP flow to the VXLAN port would be taken for VXLAN. */
+        if (d->proto == SIM_PROTO_UDP && d->dport == 4789 && c->dport_lo != c->dport_hi)
+            d->dport = d->dport == c->dport_hi ? c->dport_lo : 4790;
     }
 }
 

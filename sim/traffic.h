@@ -183,7 +183,9 @@ struct sim_flow_desc {
     uint16_t outer_sport;   /* VXLAN outer UDP source port, 49152..65535 */
     uint8_t src_mac[6], dst_mac[6];
     uint8_t src_ip[16], dst_ip[16];
-    uint16_t sport, dport;  /* TCP/UDP ports; ICMP echo identifier in sport */
+    uint16_t sport, dport;  /* TCP/UDP ports; ICMP echo identifier in sport.
+                             * A UDP dport drawn as 4789 (VXLAN) moves to the
+                             * next port of the range, unless 4789 is the range */
     uint32_t flow_label;    /* IPv6 flow label */
 };
 

@@ -750,6 +750,31 @@ static void test_checksums_and_layout(void **state)
     }
 }
 
+/* A plain UDP flow never goes to the VXLAN port, unless told to. */
+static void test_no_accidental_vxlan(void **state)
+{
+    (void)state;
+    struct sim_traffic_cfg c;
+    cfg_of(&c, "dst-port=4788-4790", "proto=udp:1,tcp:1", NULL);
+    struct sim_traffic *t = model(&c, 1, 0, 0);
+    int seen[3] = {0};
+    for (uint64_t f = 0; f < 3000; f++) {
+        struct sim_flow_desc d;
+        sim_traffic_flow(t, f, &d);
+        assert_true(d.dport >= 4788 && d.dport <= 4790);
+        seen[d.dport - 4788] += d.proto == SIM_PROTO_UDP; /* TCP may use 4789 */
+    }
+    assert_int_equal(seen[1], 0);
+    assert_true(seen[0] > 0 && seen[2] > 0);
+    sim_traffic_destroy(t);
+    cfg_of(&c, "dst-port=4789", NULL);
+    t = model(&c, 1, 0, 0);
+    struct sim_flow_desc d;
+    sim_traffic_flow(t, 5, &d);
+    assert_int_equal(d.dport, 4789);
+    sim_traffic_destroy(t);
+}
+
 /* Frames too small for their headers grow; the tag needs 16 bytes. */
 static void test_small_frames(void **state)
 {
@@ -1091,6 +1116,7 @@ int main(void)
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_checksums_and_layout),
         cmocka_unit_test(test_small_frames),
+        cmocka_unit_test(test_no_accidental_vxlan),
         cmocka_unit_test(test_bad_checksums),
         cmocka_unit_test(test_regenerate),
         cmocka_unit_test(test_determinism),
