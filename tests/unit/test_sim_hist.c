@@ -15,14 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_sim_stats.h"
 #include "sim/hist.h"
 #include "sim/rng.h"
 
-static bool quick(void)
-{
-    const char *q = getenv("FS_TEST_QUICK");
-    return q && strcmp(q, "1") == 0;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {

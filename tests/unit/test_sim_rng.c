@@ -18,14 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_sim_stats.h"
 #include "sim/dmath.h"
 #include "sim/rng.h"
 
-static bool quick(void)
-{
-    const char *q = getenv("FS_TEST_QUICK");
-    return q && strcmp(q, "1") == 0;
-}
 
 static void test_splitmix64_vector(void **state)
 {
@@ -177,14 +173,6 @@ static double chi2_equal(const uint64_t *counts, int k, double total)
     return x;
 }
 
-/* Upper bound for a chi-square with df degrees of freedom that a correct
- * sampler exceeds with probability about 1e-6 (Wilson-Hilferty, z = 4.75). */
-static double chi2_bound(int df)
-{
-    double a = 2.0 / (9.0 * df), z = 4.75;
-    double t = 1 - a + z * sqrt(a);
-    return df * t * t * t;
-}
 
 static void test_uniform_distribution(void **state)
 {

@@ -21,6 +21,7 @@
 #include "parse.h"
 #include "sim/rng.h"
 #include "sim/rss.h"
+#include "helpers/csum_ref.h"
 
 struct v4_vec {
     uint8_t dst[4], src[4];
@@ -64,28 +65,28 @@ static const struct v6_vec v6[] = {
 #define N_V4 (sizeof v4 / sizeof v4[0])
 #define N_V6 (sizeof v6 / sizeof v6[0])
 
+/* The specification's input: source, destination (alen bytes each),
+ * source port, destination port, in network order. */
+static void spec_input(uint8_t *in, const uint8_t *src, const uint8_t *dst, size_t alen,
+                       uint16_t sport, uint16_t dport)
+{
+    memcpy(in, src, alen);
+    memcpy(in + alen, dst, alen);
+    p16(in + 2 * alen, sport);
+    p16(in + 2 * alen + 2, dport);
+}
+
 static void test_vectors_bitwise(void **state)
 {
     (void)state;
+    uint8_t in[36];
     for (size_t i = 0; i < N_V4; i++) {
-        uint8_t in[12];
-        memcpy(in, v4[i].src, 4);
-        memcpy(in + 4, v4[i].dst, 4);
-        in[8] = (uint8_t)(v4[i].sport >> 8);
-        in[9] = (uint8_t)v4[i].sport;
-        in[10] = (uint8_t)(v4[i].dport >> 8);
-        in[11] = (uint8_t)v4[i].dport;
+        spec_input(in, v4[i].src, v4[i].dst, 4, v4[i].sport, v4[i].dport);
         assert_int_equal(sim_rss_toeplitz(sim_rss_default_key, in, 8), v4[i].hash_l3);
         assert_int_equal(sim_rss_toeplitz(sim_rss_default_key, in, 12), v4[i].hash_l4);
     }
     for (size_t i = 0; i < N_V6; i++) {
-        uint8_t in[36];
-        memcpy(in, v6[i].src, 16);
-        memcpy(in + 16, v6[i].dst, 16);
-        in[32] = (uint8_t)(v6[i].sport >> 8);
-        in[33] = (uint8_t)v6[i].sport;
-        in[34] = (uint8_t)(v6[i].dport >> 8);
-        in[35] = (uint8_t)v6[i].dport;
+        spec_input(in, v6[i].src, v6[i].dst, 16, v6[i].sport, v6[i].dport);
         assert_int_equal(sim_rss_toeplitz(sim_rss_default_key, in, 32), v6[i].hash_l3);
         assert_int_equal(sim_rss_toeplitz(sim_rss_default_key, in, 36), v6[i].hash_l4);
     }
@@ -214,7 +215,19 @@ static size_t put_eth(uint8_t *f, uint16_t type, bool vlan)
     return o;
 }
 
-/* Ethernet [VLAN] IPv4 with 'l4len' bytes of L4 (ports first) behind it. */
+/* A TCP or UDP header (or 8 bytes of ICMP) with the given ports at l4. */
+static size_t put_l4(uint8_t *l4, uint8_t proto, uint16_t sport, uint16_t dport)
+{
+    p16(l4, sport);
+    p16(l4 + 2, dport);
+    if (proto == 6)
+        l4[12] = 0x50;
+    if (proto == 17)
+        l4[5] = 8;
+    return proto == 6 ? 20 : 8;
+}
+
+/* Ethernet [VLAN] IPv4 and an L4 header (ports first). */
 static size_t put_ipv4(uint8_t *f, bool vlan, const uint8_t src[4], const uint8_t dst[4],
                        uint8_t proto, uint16_t sport, uint16_t dport, bool frag)
 {
@@ -231,16 +244,7 @@ static size_t put_ipv4(uint8_t *f, bool vlan, const uint8_t src[4], const uint8_
     ip[9] = proto;
     memcpy(ip + 12, src, 4);
     memcpy(ip + 16, dst, 4);
-    uint8_t *l4 = ip + 20;
-    l4[0] = (uint8_t)(sport >> 8);
-    l4[1] = (uint8_t)sport;
-    l4[2] = (uint8_t)(dport >> 8);
-    l4[3] = (uint8_t)dport;
-    if (proto == 6)
-        l4[12] = 0x50;
-    if (proto == 17)
-        l4[5] = 8;
-    return o + 20 + l4len;
+    return o + 20 + put_l4(ip + 20, proto, sport, dport);
 }
 
 static size_t put_ipv6(uint8_t *f, const uint8_t src[16], const uint8_t dst[16], uint8_t proto,
@@ -256,16 +260,7 @@ static size_t put_ipv6(uint8_t *f, const uint8_t src[16], const uint8_t dst[16],
     ip[7] = 64;
     memcpy(ip + 8, src, 16);
     memcpy(ip + 24, dst, 16);
-    uint8_t *l4 = ip + 40;
-    l4[0] = (uint8_t)(sport >> 8);
-    l4[1] = (uint8_t)sport;
-    l4[2] = (uint8_t)(dport >> 8);
-    l4[3] = (uint8_t)dport;
-    if (proto == 6)
-        l4[12] = 0x50;
-    if (proto == 17)
-        l4[5] = 8;
-    return o + 40 + l4len;
+    return o + 40 + put_l4(ip + 40, proto, sport, dport);
 }
 
 static uint32_t hash_frame(const struct sim_rss *rss, const uint8_t *f, size_t len, bool parse,
@@ -337,12 +332,7 @@ static void test_tuple_from_pkt(void **state)
     f[14 + 2] = (uint8_t)((20 + ulen) >> 8);       /* IP total length */
     f[14 + 3] = (uint8_t)(20 + ulen);
     uint8_t want_in[12];
-    memcpy(want_in, v4[1].src, 4);
-    memcpy(want_in + 4, v4[1].dst, 4);
-    want_in[8] = (uint8_t)(v4[1].sport >> 8);
-    want_in[9] = (uint8_t)v4[1].sport;
-    want_in[10] = 4789 >> 8;
-    want_in[11] = 4789 & 0xff;
+    spec_input(want_in, v4[1].src, v4[1].dst, 4, v4[1].sport, 4789);
     assert_int_equal(hash_frame(&rss, f, n + 8 + inner, true, &ty),
                      sim_rss_toeplitz(sim_rss_default_key, want_in, 12));
     assert_int_equal(ty, SIM_RSS_IPV4_UDP);

@@ -24,14 +24,10 @@
 #include <unistd.h>
 
 #include "packet.h"
+#include "test_sim_stats.h"
 #include "sim/traffic.h"
 #include "helpers/csum_ref.h"
 
-static bool quick(void)
-{
-    const char *q = getenv("FS_TEST_QUICK");
-    return q && strcmp(q, "1") == 0;
-}
 
 /* Applies "key=value" settings (NULL-terminated) to the defaults. */
 static void cfg_of(struct sim_traffic_cfg *c, ...)
@@ -274,12 +270,6 @@ static void test_imix_mean(void **state)
     sim_traffic_destroy(t);
 }
 
-static double chi2_bound(int df)
-{
-    double a = 2.0 / (9.0 * df), z = 4.75;
-    double tt = 1 - a + z * sqrt(a);
-    return df * tt * tt * tt;
-}
 
 /* Slot (rank) frequencies follow Zipf(flows, s); uniform is flat. */
 static void test_popularity(void **state)

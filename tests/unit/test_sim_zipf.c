@@ -20,14 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_sim_stats.h"
 #include "sim/rng.h"
 #include "sim/zipf.h"
 
-static bool quick(void)
-{
-    const char *q = getenv("FS_TEST_QUICK");
-    return q && strcmp(q, "1") == 0;
-}
 
 /* sum_{k=a..b} k^-s. */
 static double zsum(uint64_t a, uint64_t b, double s)
@@ -53,12 +49,6 @@ static double zsum(uint64_t a, uint64_t b, double s)
     return integral + (fa + fb) / 2 + (d1b - d1a) / 12 - (d3b - d3a) / 720;
 }
 
-static double chi2_bound(int df)
-{
-    double a = 2.0 / (9.0 * df), z = 4.75;
-    double t = 1 - a + z * sqrt(a);
-    return df * t * t * t;
-}
 
 #define MAXBINS 4096
 
