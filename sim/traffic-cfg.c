@@ -97,15 +97,18 @@ static int parse_range(const char *s, uint64_t lo, uint64_t hi, uint64_t *a, uin
     return 0;
 }
 
+/* xx:xx:xx:xx:xx:xx, exactly (glibc's ether_aton accepts trailing text). */
 static int parse_mac(const char *s, uint8_t mac[6])
 {
-    unsigned v[6];
-    int n = 0;
-    if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &n) != 6 ||
-        s[n] || n != 17)
-        return -1;
-    for (int i = 0; i < 6; i++)
-        mac[i] = (uint8_t)v[i];
+    uint8_t m[6];
+    for (int i = 0; i < 6; i++, s += 3) {
+        if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]) ||
+            s[2] != (i < 5 ? ':' : '\0'))
+            return -1;
+        char hex[3] = {s[0], s[1], '\0'};
+        m[i] = (uint8_t)strtoul(hex, NULL, 16);
+    }
+    memcpy(mac, m, 6);
     return 0;
 }
 

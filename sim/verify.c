@@ -361,11 +361,12 @@ int sim_verify_add_model(struct sim_verify *v, const struct sim_traffic *t)
     return 0;
 }
 
-void sim_verify_expect(struct sim_verify *v, const struct sim_expect *exp)
+int sim_verify_expect(struct sim_verify *v, const struct sim_expect *exp)
 {
+    if (exp->n > SIM_XFORM_MAX)
+        return -1;
     v->fixed = *exp;
-    if (v->fixed.n > SIM_XFORM_MAX)
-        v->fixed.n = SIM_XFORM_MAX;
+    return 0;
 }
 
 void sim_verify_expect_by_flow(struct sim_verify *v, sim_verify_expect_cb *fn, void *aux)
@@ -620,17 +621,24 @@ unsigned sim_verify_frame(struct sim_verify *v, const uint8_t *f, size_t len)
     }
 
     struct seq_entry *e = seq_map_get(&v->seqs, (uint64_t)model_id << 48 | flow);
-    if (e && e->next && seq + 1 < e->next)
+    if (!e)
+        v->st.order_unchecked++;
+    else if (e->next && seq + 1 < e->next)
         violation(&c, SIM_VERIFY_REORDERED, "after %llu", (unsigned long long)(e->next - 1));
-    else if (e && e->next && seq + 1 == e->next)
+    else if (e->next && seq + 1 == e->next)
         violation(&c, SIM_VERIFY_DUPLICATE, "seen already");
-    else if (e)
+    else
         e->next = seq + 1;
 
     struct sim_traffic_info info;
     size_t elen = sim_traffic_build(t, flow, seq, v->exp, &info);
     bool encapped = false;
-    for (unsigned i = 0; i < exp.n && i < SIM_XFORM_MAX; i++) {
+    if (exp.n > SIM_XFORM_MAX) {
+        violation(&c, SIM_VERIFY_BAD_EXPECTATION, "%u transforms, at most %d", exp.n,
+                  SIM_XFORM_MAX);
+        goto done;
+    }
+    for (unsigned i = 0; i < exp.n; i++) {
         const char *why = "";
         if (!apply(&exp.xf[i], v->exp, &elen, &encapped, &why)) {
             violation(&c, SIM_VERIFY_BAD_EXPECTATION, "%s", why);

@@ -97,7 +97,8 @@ struct sim_expect {
 
 /* The engine's knowledge of the rules: fills *exp (given empty) for
  * packet seq of 'flow' from model 'model_id' and returns true, or returns
- * false if the flow must not reach this sink. */
+ * false if the flow must not reach this sink. More than SIM_XFORM_MAX
+ * transforms is a bad_expectation. */
 typedef bool sim_verify_expect_cb(void *aux, uint16_t model_id, const struct sim_flow_desc *flow,
                                   uint64_t seq, struct sim_expect *exp);
 
@@ -114,6 +115,7 @@ struct sim_verify_stats {
     uint64_t ok;                /* frames without any violation */
     uint64_t untagged;          /* frames without a tag (checksums checked only) */
     uint64_t bad_csum_expected; /* frames with a checksum wrong on purpose, still wrong */
+    uint64_t order_unchecked;   /* tagged frames whose order was not checked: no memory */
     uint64_t violations[SIM_VERIFY_N];
 };
 
@@ -129,8 +131,9 @@ void sim_verify_destroy(struct sim_verify *v);
  * v). -1 if a model with its id is registered already or no memory. */
 int sim_verify_add_model(struct sim_verify *v, const struct sim_traffic *t);
 
-/* The same expectation for every frame (copied). */
-void sim_verify_expect(struct sim_verify *v, const struct sim_expect *exp);
+/* The same expectation for every frame (copied). -1 (nothing changed) if
+ * it has more than SIM_XFORM_MAX transforms. */
+int sim_verify_expect(struct sim_verify *v, const struct sim_expect *exp);
 
 /* An expectation per flow, from the engine; fn NULL restores the fixed
  * one. */

@@ -186,6 +186,9 @@ static void test_cfg_errors(void **state)
     expect_set_error("vxlan-dst-ip", "fe80::1", "vxlan-dst-ip:");
     expect_set_error("vxlan-src-mac", "02:00:00:00:00", "not a MAC");
     expect_set_error("dst-mac", "02:00:00:00:00:01:02", "dst-mac:");
+    expect_set_error("src-mac", "2:0:0:0:0:1", "src-mac:");
+    expect_set_error("src-mac", "02:00:00:00:00:0g", "src-mac:");
+    expect_set_error("src-mac", "02-00-00-00-00-01", "src-mac:");
     expect_set_error("vxlan-udp-csum", "maybe", "true or false");
     expect_set_error("bad-csum-layer", "eth", "l4, ip, outer-ip or outer-udp");
     expect_set_error("rate", "10", "unit");

@@ -470,7 +470,7 @@ static void test_mod_dl(void **state)
     for (int which = 0; which < 2; which++) {
         struct sim_expect e = one(which ? SIM_XF_MOD_DL_DST : SIM_XF_MOD_DL_SRC);
         memcpy(e.xf[0].mac, mac, 6);
-        sim_verify_expect(v, &e);
+        assert_int_equal(sim_verify_expect(v, &e), 0);
         size_t o = which ? 0 : 6;
         size_t len = next_frame(t, f, &in);
         memcpy(f + o, mac, 6);
@@ -505,7 +505,7 @@ static void test_dec_ttl(void **state)
     sim_verify_add_model(v, bad);
     sim_verify_add_model(v, arp);
     struct sim_expect e = one(SIM_XF_DEC_TTL);
-    sim_verify_expect(v, &e);
+    assert_int_equal(sim_verify_expect(v, &e), 0);
     static uint8_t f[FMAX];
     struct sim_traffic_info in;
     for (int i = 0; i < 20; i++) { /* right: TTL - 1, checksum recomputed */
@@ -570,7 +570,7 @@ static void test_vlan(void **state)
     struct sim_expect e = one(SIM_XF_PUSH_VLAN);
     e.xf[0].tpid = 0x8100;
     e.xf[0].tci = 0x2000 | 42;
-    sim_verify_expect(v, &e);
+    assert_int_equal(sim_verify_expect(v, &e), 0);
     size_t len = next_frame(plain, f, &in);
     len = push_vlan(f, len, 0x8100, 0x2000 | 42);
     expect_only(v, f, len, OK);
@@ -584,7 +584,7 @@ static void test_vlan(void **state)
     expect_only(v, f, len, SIM_VERIFY_LENGTH, SIM_VERIFY_HEADER, OK);
 
     e = one(SIM_XF_POP_VLAN);
-    sim_verify_expect(v, &e);
+    assert_int_equal(sim_verify_expect(v, &e), 0);
     len = next_frame(tagged, f, &in); /* 62 -> 58 bytes, padded to 60 on the wire */
     assert_int_equal(len, 62);
     assert_true(in.tagged);
@@ -618,7 +618,7 @@ static void test_vxlan_encap(void **state)
     struct sim_traffic_info in;
     struct sim_expect e = one(SIM_XF_VXLAN_ENCAP);
     e.xf[0].encap = encap4;
-    sim_verify_expect(v, &e);
+    assert_int_equal(sim_verify_expect(v, &e), 0);
     for (int i = 0; i < 50; i++) { /* any source port and IP id; checksum or not */
         size_t len = next_frame(t, f, &in);
         len = encap(f, len, &encap4, (uint16_t)(49152 + i * 300), (uint16_t)(i * 77), i & 1);
@@ -656,7 +656,7 @@ static void test_vxlan_encap(void **state)
 
     /* IPv6 underlay: a zero UDP checksum is allowed for the tunnel. */
     e.xf[0].encap = encap6;
-    sim_verify_expect(v, &e);
+    assert_int_equal(sim_verify_expect(v, &e), 0);
     len = next_frame(t, f, &in);
     len = encap(f, len, &encap6, 65535, 0, false);
     expect_only(v, f, len, OK);
@@ -685,7 +685,7 @@ static void test_vxlan_decap(void **state)
     static uint8_t f[FMAX];
     struct sim_traffic_info in;
     struct sim_expect e = one(SIM_XF_VXLAN_DECAP);
-    sim_verify_expect(v, &e);
+    assert_int_equal(sim_verify_expect(v, &e), 0);
     for (int i = 0; i < 50; i++) {
         size_t len = next_frame(t, f, &in);
         size_t outer = (in.vlan ? 18 : 14) + 20 + 16;
@@ -702,7 +702,7 @@ static void test_vxlan_decap(void **state)
     e.xf[1].kind = SIM_XF_MOD_DL_DST;
     memcpy(e.xf[1].mac, ((uint8_t[]){2, 2, 2, 2, 2, 2}), 6);
     e.xf[2].kind = SIM_XF_DEC_TTL;
-    sim_verify_expect(v, &e);
+    assert_int_equal(sim_verify_expect(v, &e), 0);
     int done = 0;
     while (done < 10) {
         len = next_frame(t, f, &in);
@@ -724,6 +724,42 @@ static void test_vxlan_decap(void **state)
     sim_verify_destroy(v);
     sim_traffic_destroy(t);
     sim_traffic_destroy(plain);
+}
+
+/* More transforms than a chain holds: refused, or a bad expectation. */
+static bool five_xforms(void *aux, uint16_t model, const struct sim_flow_desc *fd, uint64_t seq,
+                        struct sim_expect *exp)
+{
+    (void)aux;
+    (void)model;
+    (void)fd;
+    (void)seq;
+    exp->n = SIM_XFORM_MAX + 1;
+    return true;
+}
+
+static void test_too_many_xforms(void **state)
+{
+    (void)state;
+    struct sim_traffic *t = model_of(22, "flows=4", "frame-size=100", NULL);
+    struct sim_verify *v = sim_verify_new(4);
+    sim_verify_add_model(v, t);
+    struct sim_expect e = one(SIM_XF_DEC_TTL);
+    assert_int_equal(sim_verify_expect(v, &e), 0);
+    struct sim_expect big = e;
+    big.n = SIM_XFORM_MAX + 1;
+    assert_int_equal(sim_verify_expect(v, &big), -1);
+    static uint8_t f[FMAX];
+    struct sim_traffic_info in;
+    size_t len = next_frame(t, f, &in); /* the dec_ttl expectation still holds */
+    f[14 + 8]--;
+    fix_ipv4(f + 14);
+    expect_only(v, f, len, OK);
+    sim_verify_expect_by_flow(v, five_xforms, NULL);
+    len = next_frame(t, f, &in);
+    expect_only(v, f, len, SIM_VERIFY_BAD_EXPECTATION, OK);
+    sim_verify_destroy(v);
+    sim_traffic_destroy(t);
 }
 
 static void test_names_and_listing(void **state)
@@ -789,6 +825,7 @@ int main(void)
         cmocka_unit_test(test_vlan),
         cmocka_unit_test(test_vxlan_encap),
         cmocka_unit_test(test_vxlan_decap),
+        cmocka_unit_test(test_too_many_xforms),
         cmocka_unit_test(test_names_and_listing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
