@@ -200,8 +200,8 @@ static int parse_sizes(const char *s, struct sim_traffic_cfg *c, char *err, size
         s = "64:7,594:4,1518:1";
     else if (parse_u64(s, 0, UINT64_MAX, &n) == 0) {
         if (n < SIM_TRAFFIC_SIZE_MIN || n > SIM_TRAFFIC_SIZE_MAX) {
-            snprintf(err, errlen, "frame-size: %s is outside 64..9216 (bytes on the wire, FCS included)",
-                     s);
+            snprintf(err, errlen,
+                     "frame-size: %s is outside 64..9216 (bytes on the wire, FCS included)", s);
             return -1;
         }
         c->n_sizes = 1;
@@ -357,8 +357,8 @@ static int set_key(struct sim_traffic_cfg *c, const char *k, const char *v, char
             c->popularity = SIM_POP_ZIPF;
             c->zipf_s = d;
         } else {
-            snprintf(err, errlen, "popularity: expected uniform or zipf:EXPONENT (0..100), not '%s'",
-                     v);
+            snprintf(err, errlen,
+                     "popularity: expected uniform or zipf:EXPONENT (0..100), not '%s'", v);
             return -1;
         }
     } else if (!strcmp(k, "churn")) {
@@ -442,7 +442,8 @@ static int set_key(struct sim_traffic_cfg *c, const char *k, const char *v, char
         bool src = k[0] == 's';
         if (parse_prefix(v, AF_INET, src ? c->src_ip4 : c->dst_ip4,
                          src ? &c->src_ip4_len : &c->dst_ip4_len)) {
-            snprintf(err, errlen, "%s: '%s' is not an IPv4 address or prefix (a.b.c.d[/len])", k, v);
+            snprintf(err, errlen, "%s: '%s' is not an IPv4 address or prefix (a.b.c.d[/len])",
+                     k, v);
             return -1;
         }
     } else if (!strcmp(k, "src-ip6") || !strcmp(k, "dst-ip6")) {

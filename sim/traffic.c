@@ -2,13 +2,12 @@
  * arrivals, popularity and churn. */
 #include "traffic.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "csum.h"
-#include "dmath.h"
+#include "dmath.h" /* arrival arithmetic as written: no fused multiply-add */
 #include "rng.h"
 #include "zipf.h"
 

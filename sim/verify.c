@@ -128,13 +128,15 @@ static bool parse_layer(const uint8_t *f, size_t end, size_t ofs, struct vlayer 
     }
     size_t l4 = L->l4, avail = ipend - l4;
     switch (L->proto) {
-    case 6:
-        if (avail < 20 || (size_t)(f[l4 + 12] >> 4) * 4 < 20 || (size_t)(f[l4 + 12] >> 4) * 4 > avail)
+    case 6: {
+        size_t doff = avail < 20 ? 0 : (size_t)(f[l4 + 12] >> 4) * 4;
+        if (doff < 20 || doff > avail)
             return false;
-        L->pay = l4 + (size_t)(f[l4 + 12] >> 4) * 4;
+        L->pay = l4 + doff;
         L->csum = l4 + 16;
         L->l4len = avail;
         return true;
+    }
     case 17:
         if (avail < 8 || be16(f + l4 + 4) < 8 || be16(f + l4 + 4) > avail)
             return false;

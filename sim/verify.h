@@ -40,7 +40,7 @@
     X(MISFORWARDED, "misforwarded", "the flow is not expected at this sink")           \
     X(REORDERED, "reordered", "sequence number below the flow's last at this sink")    \
     X(DUPLICATE, "duplicate", "sequence number equal to the flow's last at this sink") \
-    X(BAD_EXPECTATION, "bad_expectation", "the expected transform cannot apply to the packet sent") \
+    X(BAD_EXPECTATION, "bad_expectation", "an expected transform cannot apply to the packet") \
     X(LENGTH, "length_mismatch", "length differs from the packet sent, transformed")   \
     X(HEADER, "header_mismatch", "a header byte differs from the packet sent, transformed") \
     X(PAYLOAD, "payload_mismatch", "a payload byte differs from the packet sent")      \

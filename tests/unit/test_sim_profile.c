@@ -227,8 +227,8 @@ static void test_refused(void **state)
     expect_refused("{\"ghz\": 3, \"costs_ns\": {}}", "cpu: missing", NULL);
     expect_refused("{\"cpu\": 5, \"ghz\": 3, \"costs_ns\": {}}", "cpu: must be a string", NULL);
     expect_refused("{\"cpu\": \"x\", \"costs_ns\": {}}", "ghz: missing", NULL);
-    expect_refused("{\"cpu\": \"x\", \"ghz\": 0, \"costs_ns\": {}}", "ghz: must be a number above 0",
-                   NULL);
+    expect_refused("{\"cpu\": \"x\", \"ghz\": 0, \"costs_ns\": {}}",
+                   "ghz: must be a number above 0", NULL);
     expect_refused("{\"cpu\": \"x\", \"ghz\": -2, \"costs_ns\": {}}", "ghz:", NULL);
     expect_refused("{\"cpu\": \"x\", \"ghz\": \"3\", \"costs_ns\": {}}", "ghz:", NULL);
     expect_refused("{\"cpu\": \"x\", \"ghz\": 3}", "costs_ns: missing", NULL);
@@ -236,8 +236,8 @@ static void test_refused(void **state)
                    NULL);
     expect_refused("{\"cpu\": \"x\", \"ghz\": 3, \"description\": 1, \"costs_ns\": {}}",
                    "description: must be a string", NULL);
-    expect_refused("{\"cpu\": \"x\", \"ghz\": 3, \"costs_ns\": {}}", "missing cost 'poll_iteration'",
-                   NULL);
+    expect_refused("{\"cpu\": \"x\", \"ghz\": 3, \"costs_ns\": {}}",
+                   "missing cost 'poll_iteration'", NULL);
 
     /* A file that cannot be opened. */
     struct sim_profile p;
