@@ -54,7 +54,7 @@ EXTRA_CFLAGS ?=
 BASE_CFLAGS = $(CSTD) $(OPT) $(WARN) -DFS_VERSION='"$(VERSION)"' $(DPDK_DEF) $(CFLAGS) \
               $(EXTRA_CFLAGS)
 LDLIBS_CORE := -lm -lpthread
-LDLIBS_IO := -lpcap -linih
+LDLIBS_IO := -lpcap -linih -ljansson
 LDFLAGS ?=
 
 # DPDK: the backend is compiled when pkg-config finds libdpdk.

@@ -1,0 +1,88 @@
+/* profile.h: the simulator's cost profile.
+ *
+ * The engine advances a PMD's virtual time, after each rx burst, by what
+ * the real core counted for that burst (packets parsed, cache hits, bytes
+ * checksummed, send calls, ...) times the per-event costs of a profile.
+ * A profile is a JSON file:
+ *
+ *   {
+ *     "cpu": "AMD EPYC 7B13",          the machine it describes (string)
+ *     "ghz": 3.0,                      its clock, GHz (number > 0)
+ *     "description": "...",            optional: how it was made
+ *     "costs_ns": { "poll_iteration": 15, "rx_burst": 25, ... }
+ *   }
+ *
+ * where "costs_ns" holds exactly one non-negative number of nanoseconds
+ * for every event of SIM_COST_EVENTS below (fractions allowed: per-byte
+ * costs are well below 1 ns). Anything else is refused with a message
+ * naming the file and the key (or jansson's line and column for malformed
+ * JSON). sim/profiles/default.json is the built-in default profile as a
+ * file; a test keeps the two equal. */
+#ifndef SIM_PROFILE_H
+#define SIM_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The counted events: X(ENUM, "json and report name", default ns, what).
+ * Adding an event is one line here (and its key in every profile file:
+ * a profile without it is refused). The defaults are order-of-magnitude
+ * figures for one 3 GHz x86-64 core, to be replaced by a calibrated
+ * profile. */
+#define SIM_COST_EVENTS(X)                                                             \
+    X(POLL_ITER, "poll_iteration", 15.0, "one PMD poll-loop iteration, busy or idle")  \
+    X(RX_BURST, "rx_burst", 25.0, "one rx burst call on an rx queue")                  \
+    X(RX_PKT, "rx_packet", 3.0, "a packet received")                                   \
+    X(PARSE, "parse", 6.0, "a packet parsed into a flow key")                          \
+    X(EMC_HIT, "emc_hit", 8.0, "an exact-match cache hit")                             \
+    X(SMC_HIT, "smc_hit", 15.0, "a signature-match cache hit")                         \
+    X(MEGAFLOW_HIT, "megaflow_hit", 20.0, "a megaflow classifier hit")                 \
+    X(SUBTABLE_PROBE, "subtable_probe", 12.0, "a classifier subtable probed")          \
+    X(UPCALL, "upcall", 1500.0, "a miss handled by the rule table (slow path)")        \
+    X(MEGAFLOW_INSTALL, "megaflow_install", 400.0, "a megaflow installed")             \
+    X(ACTION, "action_executed", 2.0, "an action executed on a packet")                \
+    X(CSUM_BYTE, "sw_csum_byte", 0.011, "a byte summed to fill a checksum")           \
+    X(CSUM_PKT, "sw_csum_packet", 4.0, "a checksum filled in software")               \
+    X(CSUM_VERIFY_BYTE, "sw_csum_verify_byte", 0.011, "a byte summed to verify")      \
+    X(TUNNEL_PUSH, "tunnel_push", 15.0, "a tunnel header pushed")                      \
+    X(TUNNEL_POP, "tunnel_pop", 20.0, "a tunnel header popped")                        \
+    X(SEND_CALL, "send_call", 40.0, "a send call on a tx queue")                       \
+    X(TX_PKT, "tx_packet", 3.0, "a packet handed to a send call")                      \
+    X(DROP, "drop", 5.0, "a packet dropped")
+
+enum sim_cost {
+#define SIM_COST_ENUM_(e, name, def, desc) SIM_COST_##e,
+    SIM_COST_EVENTS(SIM_COST_ENUM_)
+#undef SIM_COST_ENUM_
+    SIM_COST_N
+};
+
+#define SIM_PROFILE_CPU_MAX 128
+
+struct sim_profile {
+    char cpu[SIM_PROFILE_CPU_MAX];   /* NUL-terminated, truncated if longer */
+    double ghz;
+    double cost_ns[SIM_COST_N];
+};
+
+/* The event's name in JSON and reports ("emc_hit"), and what it counts.
+ * NULL for an out-of-range value. */
+const char *sim_cost_name(enum sim_cost ev);
+const char *sim_cost_desc(enum sim_cost ev);
+
+/* The event named 'name', or -1. */
+int sim_cost_by_name(const char *name);
+
+/* The built-in default profile. */
+void sim_profile_default(struct sim_profile *prof);
+
+/* Reads a profile file. Returns 0, or -1 with "PATH: reason" (or
+ * "PATH:LINE:COL: reason" for malformed JSON) in err; *prof is written
+ * only on success. */
+int sim_profile_load(const char *path, struct sim_profile *prof, char *err, size_t errlen);
+
+/* The virtual time in ns that counts[e] occurrences of each event cost:
+ * sum of counts[e] * cost_ns[e], in event order. */
+double sim_profile_apply(const struct sim_profile *prof, const uint64_t counts[SIM_COST_N]);
+
+#endif
