@@ -73,7 +73,12 @@ BACKEND_SRC := $(wildcard backends/dummy/*.c backends/pcap/*.c)
 ifeq ($(DPDK_DEF),-DHAVE_DPDK)
 BACKEND_SRC += $(DPDK_SRC)
 endif
-LIB_SRC := $(CORE_SRC) $(BACKEND_SRC)
+# app/: the control socket (protocol, server, client) and PMD keep-alive;
+# they build JSON answers with jansson.
+APP_SRC := $(wildcard app/ctl*.c app/keepalive.c)
+ALL_CFLAGS += -Iapp
+LDLIBS_IO += -ljansson
+LIB_SRC := $(CORE_SRC) $(BACKEND_SRC) $(APP_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libflowswitch.a
 BIN := $(BUILD)/flowswitch
@@ -183,6 +188,11 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 build/fuzz/%: tests/fuzz/%.c $(CORE_SRC) $(wildcard src/*.h)
 	@mkdir -p build/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_IO) -lm
+
+# The ctl harnesses take the protocol module (and the error helper) only.
+build/fuzz/fuzz_ctl_%: tests/fuzz/fuzz_ctl_%.c app/ctl-proto.c app/ctl-proto.h src/util.c
+	@mkdir -p build/fuzz
+	clang $(FUZZ_CFLAGS) -Iapp -o $@ $< app/ctl-proto.c src/util.c -ljansson
 
 fuzz: $(FUZZ_BIN)
 
