@@ -6,6 +6,7 @@
 #   make valgrind   unit + replay tests under memcheck
 #   make coverage   lcov HTML report + gcovr summary of src/ and backends/
 #   make asan       unit tests built with -fsanitize=address,undefined
+#   make tsan       control server and keep-alive tests under ThreadSanitizer
 #   make fuzz       libFuzzer harnesses (clang); make fuzz-run FUZZ_TIME=60
 #   make bench      benchmarks (never part of check)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -181,6 +182,17 @@ asan:
 	    LDFLAGS="-fsanitize=address,undefined" all unit-build
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    tests/run-tests --build build/asan --bin build/asan/flowswitch
+
+# ThreadSanitizer over the tests where threads meet: the control server and
+# keep-alive (clang, its own build directory like asan).
+TSAN_TESTS := test_ctl_server test_ctl_client test_keepalive
+.PHONY: tsan
+tsan:
+	@$(MAKE) --no-print-directory CC=clang BUILD=build/tsan \
+	    OPT="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" LDFLAGS="-fsanitize=thread" \
+	    deps $(TSAN_TESTS:%=build/tsan/tests/%)
+	@TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	    tests/run-tests --build build/tsan --bin build/tsan/flowswitch --only unit
 
 FUZZ_CFLAGS := $(CSTD) -O1 -g $(WARN) -I. -Isrc -DFS_VERSION='"$(VERSION)"' -fsanitize=fuzzer,address,undefined
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
