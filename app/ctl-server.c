@@ -1,12 +1,11 @@
 /* ctl-server.c: the control socket server. */
-#define _GNU_SOURCE /* accept4, pthread_setname_np */
+#define _GNU_SOURCE /* accept4 */
 #include "ctl-server.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "ctl-thread.h"
 #include "util.h"
 
 #define CTL_DEFAULT_MAX_CLIENTS 64
@@ -675,16 +675,8 @@ int ctl_server_start(struct ctl_server *srv, char *err, size_t errlen)
 {
     if (srv->running)
         return 0;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&srv->thread, NULL, ctl_server_main, srv);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) {
-        fs_errf(err, errlen, "cannot create the control thread: %s", strerror(rc));
+    if (ctl_thread_start(&srv->thread, ctl_server_main, srv, "fs-ctl", err, errlen))
         return -1;
-    }
-    pthread_setname_np(srv->thread, "fs-ctl");
     srv->running = true;
     return 0;
 }

@@ -1,15 +1,15 @@
 /* keepalive.c: PMD heartbeats and their monitor. */
-#define _GNU_SOURCE /* gettid, pthread_setname_np */
+#define _GNU_SOURCE /* gettid */
 #include "keepalive.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "ctl-thread.h"
 #include "util.h"
 
 /* The monitor's view of one PMD (under ka->mu). */
@@ -246,16 +246,8 @@ int ka_start(struct ka *ka, char *err, size_t errlen)
     if (ka->running)
         return 0;
     ka->stopping = false;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&ka->thread, NULL, ka_main, ka);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) {
-        fs_errf(err, errlen, "cannot create the keep-alive thread: %s", strerror(rc));
+    if (ctl_thread_start(&ka->thread, ka_main, ka, "fs-keepalive", err, errlen))
         return -1;
-    }
-    pthread_setname_np(ka->thread, "fs-keepalive");
     ka->running = true;
     return 0;
 }

@@ -14,34 +14,12 @@
 #include "ctl-server.h"
 #include "helpers/ctl_test.h"
 
-struct fx {
-    struct ct_dir dir;
-    struct ct_aux aux;
-    struct ctl_server *srv;
-};
-
+/* The directory and a running toy server. */
 static int fx_setup(void **state)
 {
-    struct fx *fx = calloc(1, sizeof *fx);
-    ct_dir_make(&fx->dir);
-    char err[256] = "";
-    if (ctl_server_create(fx->dir.sock, ct_table, CT_N_TABLE, &fx->aux, NULL, &fx->srv, err,
-                          sizeof err) ||
-        ctl_server_start(fx->srv, err, sizeof err)) {
-        fprintf(stderr, "server: %s\n", err);
+    if (ct_fx_setup(state))
         return -1;
-    }
-    *state = fx;
-    return 0;
-}
-
-static int fx_teardown(void **state)
-{
-    struct fx *fx = *state;
-    ctl_server_destroy(fx->srv);
-    ct_dir_remove(&fx->dir);
-    free(fx);
-    return 0;
+    return ct_fx_serve(*state, NULL) ? 0 : -1;
 }
 
 /* One run of `flowswitch ctl`, its exit status and what it printed. */
@@ -86,7 +64,7 @@ static void expect_run(struct run r, int rc, const char *out, const char *err)
 
 static void test_ok_and_errors(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     const char *s = fx->dir.sock;
     /* Arguments arrive exactly as given, whatever they contain. */
     expect_run(CTL("ctl", "--socket", s, "echo", "priority=10,in_port=p0,ip actions=output:p1",
@@ -118,7 +96,7 @@ static void test_ok_and_errors(void **state)
 
 static void test_usage(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     const char *s = fx->dir.sock;
     struct run r = CTL("ctl", "--help");
     assert_int_equal(r.rc, 0);
@@ -139,7 +117,7 @@ static void test_usage(void **state)
 
 static void test_unreachable(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     char path[96];
     snprintf(path, sizeof path, "%s/none.ctl", fx->dir.root);
     struct run r = CTL("ctl", "--socket", path, "help");
@@ -203,7 +181,7 @@ static void fake_join(struct fake *f)
     close(f->listen_fd);
 }
 
-static void expect_fake(struct fx *fx, const char *reply, size_t len, int rc, const char *out,
+static void expect_fake(struct ct_fx *fx, const char *reply, size_t len, int rc, const char *out,
                         const char *err, const char *timeout)
 {
     char path[96];
@@ -219,7 +197,7 @@ static void expect_fake(struct fx *fx, const char *reply, size_t len, int rc, co
 
 static void test_fake_servers(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
 #define FAKE(s, ...) expect_fake(fx, s, sizeof s - 1, __VA_ARGS__)
     FAKE("OK 6\nfake!\n", 0, "fake!\n", NULL, NULL);
     FAKE("ERR 5\nnope\n", 1, "", "flowswitch ctl: nope\n", NULL);
@@ -258,7 +236,7 @@ static void test_fake_servers(void **state)
 
 static void test_library(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     struct ctl_reply reply;
     char err[256];
     const char line[] = "--json echo x\n";
@@ -291,7 +269,7 @@ static void test_library(void **state)
 
 int main(void)
 {
-#define T_(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
+#define T_(f) cmocka_unit_test_setup_teardown(f, fx_setup, ct_fx_teardown)
     const struct CMUnitTest tests[] = {
         T_(test_ok_and_errors),
         T_(test_usage),

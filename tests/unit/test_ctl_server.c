@@ -21,38 +21,10 @@
 #include "ctl-server.h"
 #include "helpers/ctl_test.h"
 
-struct fx {
-    struct ct_dir dir;
-    struct ct_aux aux;
-    struct ctl_server *srv;
-};
-
-static int fx_setup(void **state)
+/* Creates and starts the toy server, or fails the test. */
+static void fx_serve(struct ct_fx *fx, const struct ctl_server_options *opts)
 {
-    struct fx *fx = calloc(1, sizeof *fx);
-    ct_dir_make(&fx->dir);
-    *state = fx;
-    return 0;
-}
-
-static int fx_teardown(void **state)
-{
-    struct fx *fx = *state;
-    ctl_server_destroy(fx->srv);
-    ct_dir_remove(&fx->dir);
-    free(fx);
-    return 0;
-}
-
-/* Creates and starts the toy server at the fixture's socket. */
-static void fx_serve(struct fx *fx, const struct ctl_server_options *opts)
-{
-    char err[256] = "";
-    if (ctl_server_create(fx->dir.sock, ct_table, CT_N_TABLE, &fx->aux, opts, &fx->srv, err,
-                          sizeof err))
-        fail_msg("create: %s", err);
-    if (ctl_server_start(fx->srv, err, sizeof err))
-        fail_msg("start: %s", err);
+    assert_true(ct_fx_serve(fx, opts));
 }
 
 static void expect_answer(struct ct_answer a, const char *status, const char *body)
@@ -85,7 +57,7 @@ static json_t *ask_json(int fd, const char *line, const char *status)
     return doc;
 }
 
-static struct ctl_server_stats stats(struct fx *fx)
+static struct ctl_server_stats stats(struct ct_fx *fx)
 {
     struct ctl_server_stats st;
     ctl_server_get_stats(fx->srv, &st);
@@ -104,7 +76,7 @@ static struct ctl_server_stats stats(struct fx *fx)
 
 static void test_answers(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     fx_serve(fx, NULL);
     int fd = ct_connect(fx->dir.sock);
     assert_true(fd >= 0);
@@ -151,7 +123,7 @@ static void test_answers(void **state)
 
 static void test_json(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     fx_serve(fx, NULL);
     int fd = ct_connect(fx->dir.sock);
     assert_true(fd >= 0);
@@ -207,7 +179,7 @@ static void test_json(void **state)
 
 static void test_malformed(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     fx_serve(fx, NULL);
     int fd = ct_connect(fx->dir.sock);
     assert_true(fd >= 0);
@@ -246,7 +218,7 @@ static void send_junk(int fd, size_t n)
 
 static void test_oversized(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     fx_serve(fx, NULL);
 
     /* The largest request passes: "echo " + word + "\n" = CTL_REQUEST_MAX. */
@@ -289,7 +261,7 @@ static void test_oversized(void **state)
 
 static void test_disconnects(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     fx_serve(fx, NULL);
 
     /* Half a request, then gone: dropped, nothing answered. */
@@ -330,7 +302,7 @@ static void test_disconnects(void **state)
  * reverse order: every client gets its own answer. */
 static void test_interleaved(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     fx_serve(fx, NULL);
     int fds[8];
     char line[8][32];
@@ -379,7 +351,7 @@ static void *worker_main(void *arg)
 
 static void test_concurrent_clients(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     fx_serve(fx, NULL);
     pthread_t t[8];
     struct worker w[8];
@@ -403,7 +375,7 @@ static void test_concurrent_clients(void **state)
  * after io_timeout_ms. */
 static void test_slow_reader(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     struct ctl_server_options o = {.io_timeout_ms = 200};
     fx_serve(fx, &o);
     const int n = 8 << 20; /* far more than the socket buffers hold */
@@ -431,7 +403,7 @@ static void test_slow_reader(void **state)
 
 static void test_too_many_clients(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     struct ctl_server_options o = {.max_clients = 2};
     fx_serve(fx, &o);
     int a = ct_connect(fx->dir.sock), b = ct_connect(fx->dir.sock);
@@ -464,7 +436,7 @@ static void test_too_many_clients(void **state)
 
 static void test_permissions(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     /* Even with an empty umask the socket is owner-only. */
     mode_t old = umask(0);
     fx_serve(fx, NULL);
@@ -501,7 +473,7 @@ static void expect_create_error(const char *path, const char *want)
 
 static void test_unsafe_paths(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     char path[256];
 
     /* A run directory others may write to. */
@@ -551,7 +523,7 @@ static void test_unsafe_paths(void **state)
 
 static void test_second_server_refused(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     fx_serve(fx, NULL);
     char want[200];
     snprintf(want, sizeof want, "%s is in use by a running server", fx->dir.sock);
@@ -577,7 +549,7 @@ static void test_second_server_refused(void **state)
  * connecting to it is refused, and a new server replaces it. */
 static void test_stale_socket_replaced(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
@@ -623,7 +595,7 @@ static void test_stale_socket_replaced(void **state)
 
 static void test_bad_table(void **state)
 {
-    struct fx *fx = *state;
+    struct ct_fx *fx = *state;
     struct ctl_server *srv = NULL;
     char err[256];
     struct ctl_command t[2] = {ct_table[0], ct_table[0]};
@@ -648,7 +620,7 @@ static void test_bad_table(void **state)
 
 int main(void)
 {
-#define T_(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
+#define T_(f) cmocka_unit_test_setup_teardown(f, ct_fx_setup, ct_fx_teardown)
     const struct CMUnitTest tests[] = {
         T_(test_answers),
         T_(test_json),

@@ -116,6 +116,48 @@ static inline void ct_dir_remove(struct ct_dir *d)
         fprintf(stderr, "could not remove %s\n", d->root);
 }
 
+/* ---- a test fixture: a run directory and, once started, a toy server ------ */
+
+struct ct_fx {
+    struct ct_dir dir;
+    struct ct_aux aux;
+    struct ctl_server *srv;
+};
+
+/* cmocka setup: the directory only (a test starts the server itself). */
+static inline int ct_fx_setup(void **state)
+{
+    struct ct_fx *fx = calloc(1, sizeof *fx);
+    if (!fx)
+        return -1;
+    ct_dir_make(&fx->dir);
+    *state = fx;
+    return 0;
+}
+
+static inline int ct_fx_teardown(void **state)
+{
+    struct ct_fx *fx = *state;
+    ctl_server_destroy(fx->srv);
+    ct_dir_remove(&fx->dir);
+    free(fx);
+    return 0;
+}
+
+/* Creates and starts the toy server at the fixture's socket; false (the
+ * reason on stderr) if it cannot. */
+static inline bool ct_fx_serve(struct ct_fx *fx, const struct ctl_server_options *opts)
+{
+    char err[256] = "";
+    if (ctl_server_create(fx->dir.sock, ct_table, CT_N_TABLE, &fx->aux, opts, &fx->srv, err,
+                          sizeof err) ||
+        ctl_server_start(fx->srv, err, sizeof err)) {
+        fprintf(stderr, "toy server: %s\n", err);
+        return false;
+    }
+    return true;
+}
+
 /* ---- a raw client ---------------------------------------------------------------- */
 
 static inline int ct_connect(const char *path)
