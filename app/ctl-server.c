@@ -20,6 +20,7 @@
 #include "util.h"
 
 #define CTL_DEFAULT_MAX_CLIENTS 64
+#define CTL_MAX_CLIENTS_LIMIT 4096
 #define CTL_DEFAULT_IO_TIMEOUT_MS 5000
 #define CTL_BACKLOG 128
 #define CTL_READ_CHUNK 4096
@@ -626,6 +627,11 @@ int ctl_server_create(const char *path, const struct ctl_command *table, size_t 
     *out = NULL;
     if (ctl_check_table(table, n, err, errlen))
         return -1;
+    if (opts && opts->max_clients > CTL_MAX_CLIENTS_LIMIT) {
+        fs_errf(err, errlen, "max_clients %u: at most %d", opts->max_clients,
+                CTL_MAX_CLIENTS_LIMIT);
+        return -1;
+    }
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (!path || !*path || strlen(path) >= sizeof addr.sun_path) {
         fs_errf(err, errlen, "control socket path '%s' is empty or longer than %zu bytes",

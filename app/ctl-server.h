@@ -64,7 +64,8 @@ struct ctl_command {
 
 /* Tunables; zero fields take the defaults. */
 struct ctl_server_options {
-    unsigned max_clients;  /* clients at once (64); one more is told "too many clients" */
+    unsigned max_clients;  /* clients at once (64, at most 4096); one more is
+                            * told "too many clients" */
     unsigned io_timeout_ms; /* drop a client stuck this long (5000) */
 };
 

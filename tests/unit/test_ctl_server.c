@@ -615,6 +615,11 @@ static void test_bad_table(void **state)
     assert_int_equal(ctl_server_create(fx->dir.sock, t, 2, NULL, NULL, &srv, err, sizeof err),
                      -1);
     assert_string_equal(err, "command table row 1: name, usage, help and handler are required");
+    struct ctl_server_options o = {.max_clients = 4097};
+    assert_int_equal(ctl_server_create(fx->dir.sock, ct_table, CT_N_TABLE, NULL, &o, &srv, err,
+                                       sizeof err),
+                     -1);
+    assert_string_equal(err, "max_clients 4097: at most 4096");
     assert_null(srv);
 }
 
