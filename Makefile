@@ -6,6 +6,7 @@
 #   make valgrind   unit + replay tests under memcheck
 #   make coverage   lcov HTML report + gcovr summary of src/ and backends/
 #   make asan       unit tests built with -fsanitize=address,undefined
+#   make tsan       control server and keep-alive tests under ThreadSanitizer
 #   make fuzz       libFuzzer harnesses (clang); make fuzz-run FUZZ_TIME=60
 #   make bench      benchmarks (never part of check)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -30,7 +31,7 @@ COVERAGE_MIN ?= 0
 # is compiled: this runs while make reads this file, so no compile of a
 # parallel build can start first. The set follows the goals.
 DEPS_SET := build
-ifneq ($(filter check unit replay valgrind coverage asan fuzz fuzz-run check-dpdk,$(MAKECMDGOALS)),)
+ifneq ($(filter check unit replay valgrind coverage asan tsan fuzz fuzz-run check-dpdk,$(MAKECMDGOALS)),)
 DEPS_SET := test
 endif
 ifneq ($(filter bench bench-build,$(MAKECMDGOALS)),)
@@ -226,6 +227,17 @@ asan:
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    tests/run-tests --build build/asan --bin build/asan/flowswitch
 
+# ThreadSanitizer over the tests where threads meet: the control server and
+# keep-alive (clang, its own build directory like asan).
+TSAN_TESTS := test_ctl_server test_ctl_client test_keepalive
+.PHONY: tsan
+tsan:
+	@$(MAKE) --no-print-directory CC=clang BUILD=build/tsan \
+	    OPT="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" LDFLAGS="-fsanitize=thread" \
+	    $(TSAN_TESTS:%=build/tsan/tests/%)
+	@TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	    tests/run-tests --build build/tsan --bin build/tsan/flowswitch --only unit
+
 FUZZ_CFLAGS := $(CSTD) -O1 -g $(WARN) $(TEST_INC) -DFS_VERSION='"$(VERSION)"' \
                -fsanitize=fuzzer,address,undefined
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
@@ -233,6 +245,11 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 build/fuzz/%: tests/fuzz/%.c $(CORE_SRC) $(wildcard src/*.h)
 	@mkdir -p build/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_IO) $(LDLIBS_CORE)
+
+# The ctl harnesses take the protocol module (and the error helper) only.
+build/fuzz/fuzz_ctl_%: tests/fuzz/fuzz_ctl_%.c app/ctl-proto.c app/ctl-proto.h src/util.c
+	@mkdir -p build/fuzz
+	clang $(FUZZ_CFLAGS) -Iapp -o $@ $< app/ctl-proto.c src/util.c -ljansson
 
 fuzz: $(FUZZ_BIN)
 
