@@ -129,7 +129,7 @@ static const struct {
 
 /* The knobs dp_knob_update() may change while PMDs run. */
 static const char *const dp_live_knobs[] = {"tx-flush-interval", "tx-retries", "bad-csum",
-                                            NULL};
+                                            "emc-insert-inv-prob", "smc", NULL};
 
 void dp_knobs_default(struct dp_knobs *k)
 {
@@ -510,6 +510,10 @@ int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err
         fs_errf(err, errlen, "knob '%s' cannot change while the datapath runs", name);
         return -1;
     }
+    struct fcache_cfg fcc;
+    dp_fcache_cfg(dp, &k, &fcc);
+    if (fcache_cfg_validate(&fcc, err, errlen))
+        return -1;
     struct dp_knobs *nk = malloc(sizeof *nk);
     struct dp_knobs *old = atomic_load_explicit(&dp->live_knobs, memory_order_relaxed);
     if (!nk || dp_retire(dp, NULL, old)) {
@@ -534,6 +538,12 @@ const struct dp_knobs *dp_get_knobs(const struct dp *dp)
 static void dp_pmd_apply_knobs(struct dp_pmd *pmd, const struct dp_knobs *k)
 {
     const struct dp *dp = pmd->dp;
+    /* The caches' run-time knobs: an allocation that fails leaves that
+     * cache as it was (cache-show tells). */
+    if (pmd->knobs && k->emc_insert_inv_prob != pmd->knobs->emc_insert_inv_prob)
+        (void)fcache_set_emc_insert_inv_prob(pmd->fc, k->emc_insert_inv_prob);
+    if (pmd->knobs && k->smc != pmd->knobs->smc)
+        (void)fcache_set_smc(pmd->fc, k->smc);
     uint64_t interval_ns = (uint64_t)k->tx_flush_interval_us * FS_NSEC_PER_USEC;
     for (unsigned i = 0; i < dp->n_ports; i++) {
         const struct dp_port *p = &dp->ports[i];

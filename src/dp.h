@@ -148,8 +148,10 @@ const struct rule_table *dp_rules(const struct dp *dp);
 unsigned dp_rules_reclaim(struct dp *dp);
 
 /* Changes a knob at run time: tx-flush-interval, tx-retries (each PMD's
- * output queues) and bad-csum. The PMDs apply it at their next poll. Returns 0, or -1 with the reason
- * in err (unknown knob, bad value, or one that needs a restart). */
+ * output queues), bad-csum, emc-insert-inv-prob and smc (each PMD's flow
+ * caches: a cache turned off is freed, one turned on starts empty). The
+ * PMDs apply it at their next poll. Returns 0, or -1 with the reason in
+ * err (unknown knob, bad value, or one that needs a restart). */
 int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err,
                    size_t errlen);
 

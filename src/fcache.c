@@ -105,6 +105,55 @@ static unsigned fcache_port(uint32_t in_port)
     return in_port < FCACHE_MAX_PORTS ? in_port : FCACHE_MAX_PORTS;
 }
 
+/* Sets the insertion thresholds of every port from the global inv_prob and
+ * the ports' overrides, creating the EMC if some port now inserts and
+ * destroying it if none does (then no lookup probes it). Returns 0, or -1
+ * (nothing changed) if the EMC cannot be allocated. */
+static int fcache_emc_setup(struct fcache *fc, uint32_t inv_prob)
+{
+    uint64_t thr[FCACHE_N_CLS];
+    bool any = false;
+    for (unsigned p = 0; p < FCACHE_N_CLS; p++) {
+        int64_t o = p < FCACHE_MAX_PORTS ? fc->cfg.emc_port_inv_prob[p] : -1;
+        uint32_t inv = o >= 0 ? (uint32_t)o : inv_prob;
+        thr[p] = emc_insert_threshold(inv);
+        any |= inv != 0;
+    }
+    if (any && !fc->emc) {
+        fc->emc = emc_create(fc->cfg.emc_entries, fc->cfg.emc_ways, fc->cfg.emc_max_key_len);
+        if (!fc->emc)
+            return -1;
+    } else if (!any && fc->emc) {
+        /* Its sweep count lives on in the counters. */
+        fc->st.n[FCACHE_STAT_EMC_SWEPT] += fc->emc->swept;
+        emc_destroy(fc->emc);
+        fc->emc = NULL;
+    }
+    memcpy(fc->emc_thr, thr, sizeof thr);
+    fc->cfg.emc_insert_inv_prob = inv_prob;
+    return 0;
+}
+
+int fcache_set_emc_insert_inv_prob(struct fcache *fc, uint32_t inv_prob)
+{
+    return fcache_emc_setup(fc, inv_prob);
+}
+
+int fcache_set_smc(struct fcache *fc, bool enabled)
+{
+    if (enabled && !fc->smc) {
+        fc->smc = smc_create(fc->cfg.smc_entries, fc->cfg.seed);
+        if (!fc->smc)
+            return -1;
+    } else if (!enabled && fc->smc) {
+        fc->st.n[FCACHE_STAT_SMC_SWEPT] += fc->smc->swept;
+        smc_destroy(fc->smc);
+        fc->smc = NULL;
+    }
+    fc->cfg.smc_enabled = enabled;
+    return 0;
+}
+
 struct fcache *fcache_create(const struct fcache_cfg *cfg, const struct rule_table *rules)
 {
     if (fcache_cfg_validate(cfg, NULL, 0))
@@ -125,30 +174,12 @@ struct fcache *fcache_create(const struct fcache_cfg *cfg, const struct rule_tab
         free(fc);
         return NULL;
     }
-    bool any_emc = false;
-    for (unsigned p = 0; p < FCACHE_N_CLS; p++) {
-        int64_t o = p < FCACHE_MAX_PORTS ? cfg->emc_port_inv_prob[p] : -1;
-        uint32_t inv = o >= 0 ? (uint32_t)o : cfg->emc_insert_inv_prob;
-        fc->emc_thr[p] = emc_insert_threshold(inv);
-        any_emc |= inv != 0;
-    }
-    if (any_emc) {
-        fc->emc = emc_create(cfg->emc_entries, cfg->emc_ways, cfg->emc_max_key_len);
-        if (!fc->emc)
-            goto fail;
-    } else {
-        for (unsigned p = 0; p < FCACHE_N_CLS; p++)
-            fc->emc_thr[p] = 0;
-    }
-    if (cfg->smc_enabled) {
-        fc->smc = smc_create(cfg->smc_entries, cfg->seed);
-        if (!fc->smc)
-            goto fail;
+    if (fcache_emc_setup(fc, cfg->emc_insert_inv_prob) ||
+        fcache_set_smc(fc, cfg->smc_enabled)) {
+        fcache_destroy(fc);
+        return NULL;
     }
     return fc;
-fail:
-    fcache_destroy(fc);
-    return NULL;
 }
 
 static void fcache_drain_deferred(struct fcache *fc)
@@ -660,8 +691,8 @@ void fcache_stats_add(struct fcache_stats *dst, const struct fcache_stats *src)
 void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st)
 {
     *st = fc->st;
-    st->n[FCACHE_STAT_EMC_SWEPT] = fc->emc ? fc->emc->swept : 0;
-    st->n[FCACHE_STAT_SMC_SWEPT] = fc->smc ? fc->smc->swept : 0;
+    st->n[FCACHE_STAT_EMC_SWEPT] += fc->emc ? fc->emc->swept : 0;
+    st->n[FCACHE_STAT_SMC_SWEPT] += fc->smc ? fc->smc->swept : 0;
     st->n[FCACHE_STAT_MEGAFLOWS] = fc->flows.n;
     st->n[FCACHE_STAT_SUBTABLES] = 0;
     st->n[FCACHE_STAT_CLASSIFIERS] = 0;

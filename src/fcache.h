@@ -183,6 +183,15 @@ void fcache_set_rules(struct fcache *fc, const struct rule_table *rules);
  * table edited in place (revalidation or flush, see above). */
 void fcache_switch_rules(struct fcache *fc, const struct rule_table *rules);
 
+/* Run-time changes of emc-insert-inv-prob (ports with an override keep
+ * it) and of the SMC, made by the thread that owns fc between lookups (a
+ * PMD at its quiescent point). A cache that no port uses any more is
+ * freed (its entries are gone), one that is needed again is created
+ * empty. Each returns 0, or -1 if that allocation failed: the setting is
+ * then unchanged. */
+int fcache_set_emc_insert_inv_prob(struct fcache *fc, uint32_t inv_prob);
+int fcache_set_smc(struct fcache *fc, bool enabled);
+
 /* Deletes every megaflow and empties the EMC and SMC. */
 void fcache_flush(struct fcache *fc);
 

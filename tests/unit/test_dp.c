@@ -360,6 +360,55 @@ static void test_rule_change_flushes(void **state)
     fx_close(&f);
 }
 
+/* The caches' run-time knobs reach a PMD at its next poll: SMC off frees
+ * it, emc-insert-inv-prob 0 frees the EMC, and both come back empty;
+ * knobs that size the caches need a restart. */
+static void test_live_cache_knobs(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "direct-subtables = 0", "rule = in_port=p0 actions=output:p1");
+    struct fcache_memory m;
+    char err[256];
+    assert_int_equal(dp_knob_update(f.dp, "smc", "off", err, sizeof err), 0);
+    assert_int_equal(dp_knob_update(f.dp, "emc-insert-inv-prob", "0", err, sizeof err), 0);
+    assert_false(dp_get_knobs(f.dp)->smc);
+    fcache_get_memory(dp_pmd_fcache(f.pmd), &m);
+    assert_true(m.smc > 0 && m.emc > 0); /* not before the PMD's next poll */
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 0);
+    fcache_get_memory(dp_pmd_fcache(f.pmd), &m);
+    assert_int_equal(m.smc, 0);
+    assert_int_equal(m.emc, 0);
+    for (unsigned i = 0; i < 4; i++)
+        netdev_dummy_inject(dev(&f, 0), 0, mk(1, i, 0));
+    assert_int_equal(dp_pmd_poll(f.pmd, 1), 4);
+    const uint64_t *c = snap(&f)->fcache.n;
+    assert_int_equal(c[FCACHE_STAT_UPCALLS], 1);
+    assert_int_equal(c[FCACHE_STAT_MEGAFLOW_HITS], 3);
+    assert_int_equal(c[FCACHE_STAT_EMC_INSERTS] + c[FCACHE_STAT_SMC_INSERTS], 0);
+
+    assert_int_equal(dp_knob_update(f.dp, "smc", "on", err, sizeof err), 0);
+    assert_int_equal(dp_knob_update(f.dp, "emc-insert-inv-prob", "1", err, sizeof err), 0);
+    assert_int_equal(dp_pmd_poll(f.pmd, 2), 0);
+    fcache_get_memory(dp_pmd_fcache(f.pmd), &m);
+    assert_true(m.smc > 0 && m.emc > 0);
+    for (unsigned i = 4; i < 7; i++) { /* one batch each: the EMC sees the insert */
+        netdev_dummy_inject(dev(&f, 0), 0, mk(1, i, 3));
+        assert_int_equal(dp_pmd_poll(f.pmd, 3), 1);
+    }
+    c = snap(&f)->fcache.n;
+    assert_int_equal(c[FCACHE_STAT_EMC_HITS], 2); /* after one insert */
+    unsigned next = 0;
+    assert_int_equal(collect(&f, 1, &next), 7);
+
+    assert_int_equal(dp_knob_update(f.dp, "smc", "maybe", err, sizeof err), -1);
+    assert_string_equal(err, "bad value 'maybe' for 'smc' (expected on or off)");
+    assert_int_equal(dp_knob_update(f.dp, "emc-entries", "1024", err, sizeof err), -1);
+    assert_string_equal(err, "knob 'emc-entries' cannot change while the datapath runs");
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
 /* Destroying a PMD sends what it holds; nothing leaks (valgrind). */
 static void test_pmd_destroy_flushes(void **state)
 {
@@ -408,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_full_batch_leaves),
         cmocka_unit_test(test_port_removal_flushes),
         cmocka_unit_test(test_rule_change_flushes),
+        cmocka_unit_test(test_live_cache_knobs),
         cmocka_unit_test(test_pmd_destroy_flushes),
         cmocka_unit_test(test_retries_through_dp),
     };

@@ -664,6 +664,84 @@ static void test_per_port_override(void **state)
     rule_table_destroy(t);
 }
 
+/* emc-insert-inv-prob and the SMC changed between lookups (what a PMD does
+ * at its quiescent point): a cache no port uses is freed and never probed,
+ * one turned on again starts empty, the answers stay those of the rule
+ * table, and the swept counters never go back. */
+static void test_runtime_setters(void **state)
+{
+    (void)state;
+    struct rule_table *t = rule_table_create();
+    rule_table_add(t, parse_rule("priority=1,ip actions=output:1"));
+    struct fcache_cfg c;
+    fcache_cfg_default(&c);
+    c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
+    c.emc_insert_inv_prob = 1;
+    c.emc_port_inv_prob[3] = 1; /* port 3 keeps its own setting */
+    struct fcache *fc = fcache_create(&c, t);
+    assert_non_null(fc);
+    struct fcache_memory m;
+    struct flow_key k;
+    key_ip(&k, 0, 1, 1, 1, 1);
+    lookup1(fc, t, &k);
+    lookup1(fc, t, &k);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_EMC_HITS], 1);
+
+    /* Global 0, but port 3 inserts: the EMC stays, port 0 no longer uses it. */
+    assert_int_equal(fcache_set_emc_insert_inv_prob(fc, 0), 0);
+    fcache_get_memory(fc, &m);
+    assert_true(m.emc > 0);
+    lookup1(fc, t, &k);
+    struct fcache_stats s = stats(fc);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_SMC_HITS], 1);
+
+    /* SMC off: freed, repeats become megaflow hits. */
+    assert_int_equal(fcache_set_smc(fc, false), 0);
+    fcache_get_memory(fc, &m);
+    assert_int_equal(m.smc, 0);
+    lookup1(fc, t, &k);
+    s = stats(fc);
+    assert_int_equal(s.n[FCACHE_STAT_SMC_HITS], 1);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 1);
+
+    /* SMC on again: empty (a megaflow hit, then inserted), then hits. */
+    assert_int_equal(fcache_set_smc(fc, true), 0);
+    fcache_get_memory(fc, &m);
+    assert_true(m.smc > 0);
+    lookup1(fc, t, &k);
+    lookup1(fc, t, &k);
+    s = stats(fc);
+    assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 2);
+    assert_int_equal(s.n[FCACHE_STAT_SMC_HITS], 2);
+    check_identity(fc);
+    fcache_destroy(fc);
+
+    /* Without the override, 0 frees the EMC; 1 creates an empty one. */
+    c.emc_port_inv_prob[3] = -1;
+    fc = fcache_create(&c, t);
+    assert_non_null(fc);
+    lookup1(fc, t, &k);
+    assert_int_equal(fcache_set_emc_insert_inv_prob(fc, 0), 0);
+    fcache_get_memory(fc, &m);
+    assert_int_equal(m.emc, 0);
+    lookup1(fc, t, &k);
+    s = stats(fc);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS], 0);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], 1);
+    assert_int_equal(fcache_set_emc_insert_inv_prob(fc, 1), 0);
+    fcache_get_memory(fc, &m);
+    assert_true(m.emc > 0);
+    lookup1(fc, t, &k); /* an SMC hit, inserted into the new EMC */
+    lookup1(fc, t, &k);
+    s = stats(fc);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_INSERTS], 2);
+    assert_int_equal(s.n[FCACHE_STAT_EMC_HITS], 1);
+    check_identity(fc);
+    fcache_destroy(fc);
+    rule_table_destroy(t);
+}
+
 /* Keys longer than emc-max-key-len are never cached, on any insert path
  * (upcall, SMC hit, classifier hit). */
 static void test_key_len_limit_paths(void **state)
@@ -1329,6 +1407,7 @@ int main(void)
         cmocka_unit_test(test_revalidate_budget),
         cmocka_unit_test(test_insertion_exact_count),
         cmocka_unit_test(test_per_port_override),
+        cmocka_unit_test(test_runtime_setters),
         cmocka_unit_test(test_key_len_limit_paths),
         cmocka_unit_test(test_resort),
         cmocka_unit_test(test_high_in_ports),
