@@ -90,6 +90,12 @@ struct dp_pmd {
     struct dp_rxq_ref rxqs[DP_MAX_PORTS * 4];
     unsigned n_rxqs;
     bool drain;                   /* dp_pmd_set_drain() */
+    /* A control-side request (dp_pmd_request_post()): 'req' is valid, and
+     * 'dump' the PMD's, while posted != done. */
+    _Atomic uint64_t req_posted;  /* written by the control side */
+    _Atomic uint64_t req_done;    /* written by the PMD */
+    enum dp_pmd_request req;
+    struct dp_megaflow_dump *dump;
 };
 
 /* ---- knobs ------------------------------------------------------------- */
@@ -574,6 +580,8 @@ struct dp_pmd *dp_pmd_create(struct dp *dp)
     pmd->dp = dp;
     atomic_init(&pmd->rules, t);
     atomic_init(&pmd->knobs_ptr, k);
+    atomic_init(&pmd->req_posted, 0);
+    atomic_init(&pmd->req_done, 0);
     for (unsigned i = 0; i < dp->n_ports; i++)
         txq_init(&pmd->txq[i], dp->ports[i].dev, 0, 0, 0);
     dp_pmd_apply_knobs(pmd, k);
@@ -727,6 +735,7 @@ void dp_pmd_destroy(struct dp_pmd *pmd)
     for (unsigned i = 0; i < dp->n_ports; i++)
         txq_purge(&pmd->txq[i], DROP_tx_down);
     pkt_batch_free(&pmd->rx);
+    dp_megaflow_dump_free(pmd->dump);
     fcache_destroy(pmd->fc);
     for (unsigned i = 0; i < dp->n_pmds; i++) {
         if (dp->pmds[i] == pmd) {
@@ -745,15 +754,107 @@ static void dp_pmd_quiesce(struct dp_pmd *pmd)
     struct dp *dp = pmd->dp;
     const struct rule_table *t = atomic_load_explicit(&dp->rules, memory_order_acquire);
     const struct dp_knobs *k = atomic_load_explicit(&dp->live_knobs, memory_order_acquire);
-    if (t == atomic_load_explicit(&pmd->rules, memory_order_relaxed) && k == pmd->knobs)
-        return;
-    dp_pmd_flush_all(pmd);
-    if (k != pmd->knobs)
-        dp_pmd_apply_knobs(pmd, k);
-    if (t != atomic_load_explicit(&pmd->rules, memory_order_relaxed)) {
-        fcache_switch_rules(pmd->fc, t);
-        atomic_store_explicit(&pmd->rules, t, memory_order_release);
+    if (t != atomic_load_explicit(&pmd->rules, memory_order_relaxed) || k != pmd->knobs) {
+        dp_pmd_flush_all(pmd);
+        if (k != pmd->knobs)
+            dp_pmd_apply_knobs(pmd, k);
+        if (t != atomic_load_explicit(&pmd->rules, memory_order_relaxed)) {
+            fcache_switch_rules(pmd->fc, t);
+            atomic_store_explicit(&pmd->rules, t, memory_order_release);
+        }
     }
+    if (atomic_load_explicit(&pmd->req_posted, memory_order_relaxed) !=
+        atomic_load_explicit(&pmd->req_done, memory_order_relaxed))
+        dp_pmd_serve_request(pmd);
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+int dp_pmd_request_post(struct dp_pmd *pmd, enum dp_pmd_request req)
+{
+    uint64_t posted = atomic_load_explicit(&pmd->req_posted, memory_order_relaxed);
+    if (atomic_load_explicit(&pmd->req_done, memory_order_acquire) != posted)
+        return -1;
+    dp_megaflow_dump_free(pmd->dump);
+    pmd->dump = NULL;
+    pmd->req = req;
+    atomic_store_explicit(&pmd->req_posted, posted + 1, memory_order_release);
+    return 0;
+}
+
+bool dp_pmd_request_done(const struct dp_pmd *pmd)
+{
+    return atomic_load_explicit(&pmd->req_done, memory_order_acquire) ==
+           atomic_load_explicit(&pmd->req_posted, memory_order_relaxed);
+}
+
+struct dp_dump_ctx {
+    struct dp_megaflow_dump *d;
+    size_t cap;
+};
+
+static void dp_dump_one(void *aux, const struct flow_key *key, const struct flow_mask *mask,
+                        struct action_list *actions)
+{
+    struct dp_dump_ctx *c = aux;
+    if (c->d->n == c->cap)
+        return;
+    struct dp_megaflow *m = &c->d->flows[c->d->n++];
+    m->key = *key;
+    m->mask = *mask;
+    m->actions = actions ? action_list_ref(actions) : NULL;
+}
+
+/* A copy of the PMD's megaflows (on its thread). */
+static struct dp_megaflow_dump *dp_pmd_dump(const struct dp_pmd *pmd)
+{
+    struct dp_megaflow_dump *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    struct fcache_stats st;
+    fcache_get_stats(pmd->fc, &st);
+    struct dp_dump_ctx c = {.d = d, .cap = st.n[FCACHE_STAT_MEGAFLOWS]};
+    d->flows = c.cap ? malloc(c.cap * sizeof *d->flows) : NULL;
+    if (c.cap && !d->flows)
+        d->nomem = true;
+    else
+        fcache_megaflow_walk(pmd->fc, dp_dump_one, &c);
+    return d;
+}
+
+void dp_pmd_serve_request(struct dp_pmd *pmd)
+{
+    uint64_t posted = atomic_load_explicit(&pmd->req_posted, memory_order_acquire);
+    if (posted == atomic_load_explicit(&pmd->req_done, memory_order_relaxed))
+        return;
+    switch (pmd->req) {
+    case DP_PMD_REQ_MEGAFLOW_FLUSH:
+        fcache_flush(pmd->fc);
+        break;
+    case DP_PMD_REQ_MEGAFLOW_DUMP:
+        pmd->dump = dp_pmd_dump(pmd);
+        break;
+    }
+    atomic_store_explicit(&pmd->req_done, posted, memory_order_release);
+}
+
+struct dp_megaflow_dump *dp_pmd_take_dump(struct dp_pmd *pmd)
+{
+    if (!dp_pmd_request_done(pmd))
+        return NULL;
+    struct dp_megaflow_dump *d = pmd->dump;
+    pmd->dump = NULL;
+    return d;
+}
+
+void dp_megaflow_dump_free(struct dp_megaflow_dump *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++)
+        action_list_unref(d->flows[i].actions);
+    free(d->flows);
+    free(d);
 }
 
 /* Action callbacks: aux is the PMD. */

@@ -11,7 +11,9 @@
  * changes are published to the PMDs without locks on their fast path: a
  * PMD takes them at the start of its next dp_pmd_poll() (its quiescent
  * point), after flushing its output queues, and a replaced rule table is
- * freed once every PMD has moved past it (dp_rules_reclaim).
+ * freed once every PMD has moved past it (dp_rules_reclaim). Requests
+ * about a PMD's own state (its caches) are served at the same point
+ * (dp_pmd_request_post).
  *
  * Conservation, per PMD and in total, at every step:
  *   rx + copies = tx + dropped + queued
@@ -216,6 +218,50 @@ int dp_assign_rxqs(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
 
 /* The PMD's flow caches (for their memory and stats reports). */
 const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd);
+
+/* ---- requests a PMD serves at its quiescent point -------------------------- */
+
+/* What the control side may ask of a PMD's own state (its caches), which
+ * no other thread may touch while it polls: the PMD serves the request at
+ * the start of its next dp_pmd_poll(). One request per PMD at a time: post
+ * it, then wait until it is done (with a timeout of the caller's: a
+ * stalled PMD never answers). A PMD that no thread polls is served by
+ * whoever owns it, with dp_pmd_serve_request(). Posting, checking and
+ * taking the result are control-side calls (one thread at a time). */
+enum dp_pmd_request {
+    DP_PMD_REQ_MEGAFLOW_FLUSH = 1, /* delete every megaflow, empty the EMC and SMC */
+    DP_PMD_REQ_MEGAFLOW_DUMP,      /* copy every megaflow: dp_pmd_take_dump() */
+};
+
+/* One megaflow of a dump. */
+struct dp_megaflow {
+    struct flow_key key;         /* masked by mask */
+    struct flow_mask mask;
+    struct action_list *actions; /* a reference of the dump's; NULL: no rule */
+};
+
+struct dp_megaflow_dump {
+    struct dp_megaflow *flows;
+    size_t n;
+    bool nomem; /* the PMD could not allocate the copy (n is 0) */
+};
+
+/* Posts req. Returns 0, or -1 if the PMD has not served the previous
+ * request yet (nothing posted). A dump left untaken is freed. */
+int dp_pmd_request_post(struct dp_pmd *pmd, enum dp_pmd_request req);
+
+/* True once the last request posted has been served (also when none was). */
+bool dp_pmd_request_done(const struct dp_pmd *pmd);
+
+/* Serves a posted request, if any: on the PMD's own thread (dp_pmd_poll()
+ * calls it), or by the owner of a PMD no thread polls. */
+void dp_pmd_serve_request(struct dp_pmd *pmd);
+
+/* After a DUMP request is done: its result (the caller frees it with
+ * dp_megaflow_dump_free()), or NULL if there is none. */
+struct dp_megaflow_dump *dp_pmd_take_dump(struct dp_pmd *pmd);
+
+void dp_megaflow_dump_free(struct dp_megaflow_dump *d);
 
 /* ---- counters ------------------------------------------------------------- */
 

@@ -704,6 +704,16 @@ void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st)
     }
 }
 
+void fcache_megaflow_walk(const struct fcache *fc, fcache_walk_fn *fn, void *aux)
+{
+    const struct cls_flows *f = &fc->flows;
+    for (uint32_t i = 0; i < f->hw; i++) {
+        const struct cls_megaflow *mf = &f->mf[i];
+        if (mf->in_use)
+            fn(aux, &mf->key, &mf->st->mask, mf->actions);
+    }
+}
+
 void fcache_get_memory(const struct fcache *fc, struct fcache_memory *m)
 {
     memset(m, 0, sizeof *m);

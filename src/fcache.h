@@ -236,6 +236,13 @@ bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
  * answer it returns NULL, counted as n upcalls without a rule. */
 const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n);
 
+/* Calls fn for every live megaflow: its masked key, its mask and its
+ * action list (NULL: no rule matches), in slot order. fn must not change
+ * fc. */
+typedef void fcache_walk_fn(void *aux, const struct flow_key *key, const struct flow_mask *mask,
+                            struct action_list *actions);
+void fcache_megaflow_walk(const struct fcache *fc, fcache_walk_fn *fn, void *aux);
+
 void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st);
 
 void fcache_get_memory(const struct fcache *fc, struct fcache_memory *m);

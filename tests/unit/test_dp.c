@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "actions.h"
 #include "backends/dummy/netdev-dummy.h"
 #include "config.h"
 #include "fcache.h"
@@ -409,6 +410,78 @@ static void test_live_cache_knobs(void **state)
     fx_close(&f);
 }
 
+/* Requests are served at the PMD's next poll (or by its owner when no
+ * thread polls it), one at a time: a flush empties the caches, a dump
+ * copies every megaflow with its actions, which outlive a rule change. */
+static void test_pmd_requests(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "direct-subtables = 0",
+            "rule = priority=20,in_port=p0,udp,tp_src=1 actions=output:p2\n"
+            "rule = priority=10,in_port=p0 actions=output:p1");
+    assert_true(dp_pmd_request_done(f.pmd)); /* nothing posted */
+    assert_null(dp_pmd_take_dump(f.pmd));
+    netdev_dummy_inject(dev(&f, 0), 0, mk(1, 0, 0)); /* tp_src 1 */
+    netdev_dummy_inject(dev(&f, 0), 0, mk(2, 1, 0));
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 2);
+    assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS], 2);
+
+    assert_int_equal(dp_pmd_request_post(f.pmd, DP_PMD_REQ_MEGAFLOW_DUMP), 0);
+    assert_false(dp_pmd_request_done(f.pmd));
+    assert_int_equal(dp_pmd_request_post(f.pmd, DP_PMD_REQ_MEGAFLOW_FLUSH), -1);
+    assert_null(dp_pmd_take_dump(f.pmd));
+    assert_int_equal(dp_pmd_poll(f.pmd, 1), 0);
+    assert_true(dp_pmd_request_done(f.pmd));
+    struct dp_megaflow_dump *d = dp_pmd_take_dump(f.pmd);
+    assert_non_null(d);
+    assert_false(d->nomem);
+    assert_int_equal(d->n, 2);
+    /* Replace the rules: the dump's action lists stay valid. */
+    struct dp_rule_edit e = {.clear = true};
+    char err[256];
+    assert_int_equal(dp_rules_apply(f.dp, &e, "test", err, sizeof err), 0);
+    assert_int_equal(dp_pmd_poll(f.pmd, 2), 0);
+    dp_rules_reclaim(f.dp);
+    unsigned seen = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const struct dp_megaflow *m = &d->flows[i];
+        assert_int_equal(m->key.in_port, 0);
+        assert_int_equal(m->mask.m.in_port, UINT32_MAX);
+        assert_non_null(m->actions);
+        assert_int_equal(m->actions->n, 1);
+        assert_int_equal(m->actions->a[0].type, ACT_OUTPUT);
+        /* The tp_src rule was examined for both flows: its field is in
+         * both masks, and its value picks the port. */
+        assert_int_equal(m->mask.m.tp_src, 0xffff);
+        assert_int_equal(m->actions->a[0].u.port, m->key.tp_src == 1 ? 2 : 1);
+        seen |= 1u << m->actions->a[0].u.port;
+    }
+    assert_int_equal(seen, 6);
+    dp_megaflow_dump_free(d);
+
+    /* A flush, served by the owner of a PMD nobody polls. */
+    e = (struct dp_rule_edit){.add = &(struct dp_rule_src){.text = "in_port=p0 actions=output:p1"},
+                              .n_add = 1};
+    assert_int_equal(dp_rules_apply(f.dp, &e, "test", err, sizeof err), 0);
+    netdev_dummy_inject(dev(&f, 0), 0, mk(1, 2, 3));
+    assert_int_equal(dp_pmd_poll(f.pmd, 3), 1);
+    /* Both megaflows survived the two changes (revalidated, not flushed). */
+    assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS], 2);
+    assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS_FLUSHED], 0);
+    assert_int_equal(dp_pmd_request_post(f.pmd, DP_PMD_REQ_MEGAFLOW_FLUSH), 0);
+    dp_pmd_serve_request(f.pmd);
+    assert_true(dp_pmd_request_done(f.pmd));
+    assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS], 0);
+    assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS_FLUSHED], 2);
+    /* A dump posted and never taken is freed (valgrind: no leak). */
+    assert_int_equal(dp_pmd_request_post(f.pmd, DP_PMD_REQ_MEGAFLOW_DUMP), 0);
+    assert_int_equal(dp_pmd_poll(f.pmd, 4), 0);
+    assert_int_equal(collect(&f, 1, NULL) + collect(&f, 2, NULL), 3);
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
 /* Destroying a PMD sends what it holds; nothing leaks (valgrind). */
 static void test_pmd_destroy_flushes(void **state)
 {
@@ -458,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_port_removal_flushes),
         cmocka_unit_test(test_rule_change_flushes),
         cmocka_unit_test(test_live_cache_knobs),
+        cmocka_unit_test(test_pmd_requests),
         cmocka_unit_test(test_pmd_destroy_flushes),
         cmocka_unit_test(test_retries_through_dp),
     };
