@@ -9,6 +9,7 @@
 #ifndef FS_NETDEV_PROVIDER_H
 #define FS_NETDEV_PROVIDER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +58,8 @@ struct netdev_class {
     bool tx_stamps;
 
     void (*get_caps)(const struct netdev *dev, struct netdev_caps *caps);
+    /* May be called from a control thread while PMDs poll and send: read
+     * counters that PMDs write as netdev_counter (or an equivalent). */
     void (*get_stats)(const struct netdev *dev, struct netdev_stats *stats);
     bool (*link_up)(const struct netdev *dev);
     /* Optional: text of the error that ended reception (e.g. a truncated
@@ -70,6 +73,25 @@ struct netdev {
     char name[NETDEV_NAME_MAX];
     void *priv; /* class->priv_size bytes */
 };
+
+/* A device counter that get_stats() reads while PMDs run. It has one
+ * writer at a time: the PMD that polls the rx queue, or the PMDs that send
+ * on a tx queue (serialised by that queue's lock when they share it). The
+ * writer adds with a relaxed load and a relaxed store, no locked
+ * instruction (on x86 the same code as a plain add); readers load it
+ * relaxed and never see a torn value. */
+typedef _Atomic uint64_t netdev_counter;
+
+static inline void netdev_counter_add(netdev_counter *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+static inline uint64_t netdev_counter_read(const netdev_counter *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
 
 /* Registers a backend type. Returns 0, -EEXIST for a duplicate name or
  * -ENOSPC when the registry is full. The registry is filled at start-up and

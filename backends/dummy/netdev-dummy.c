@@ -22,6 +22,16 @@ struct dummy_fifo {
     size_t count;
 };
 
+/* Counters of one rx queue (written by the PMD polling it) and of one tx
+ * queue (written by the PMDs sending on it, one at a time). */
+struct dummy_rxq_stats {
+    netdev_counter packets, bytes, csum_good, csum_bad;
+};
+
+struct dummy_txq_stats {
+    netdev_counter packets, bytes, offload_contract;
+};
+
 struct dummy_port {
     unsigned n_rxq, n_txq;
     unsigned burst;
@@ -32,7 +42,8 @@ struct dummy_port {
     bool link_up;
     bool live;
     struct netdev_caps caps;
-    struct netdev_stats stats;
+    struct dummy_rxq_stats rxs[NETDEV_MAX_QUEUES];
+    struct dummy_txq_stats txs[NETDEV_MAX_QUEUES];
     uint64_t send_calls;
     struct netdev_dummy_send_rec log[NETDEV_DUMMY_SEND_LOG]; /* ring */
     struct dummy_fifo rxq[NETDEV_MAX_QUEUES];
@@ -249,18 +260,21 @@ dummy_rx_loop(const struct dummy_port *dp, struct dummy_fifo *f, struct pkt_batc
  * GOOD in some packet GOOD in all n (byte i of lanes is then n wherever
  * byte i of any is GOOD): all n vouched for. */
 static inline __attribute__((always_inline)) void
-dummy_rx_verdicts(struct dummy_port *dp, struct pkt_batch *batch, unsigned n, uint32_t any,
-                  uint32_t lanes)
+dummy_rx_verdicts(struct dummy_rxq_stats *qs, struct pkt_batch *batch, unsigned n,
+                  uint32_t any, uint32_t lanes)
 {
     /* Without BAD and PARTIAL every byte of any is 0 or 1 (GOOD). */
     if (!(any & 0x02020202u) && lanes == any * n) {
-        dp->stats.rx_csum_good += n;
+        netdev_counter_add(&qs->csum_good, n);
         batch->flags |= PKT_BATCH_F_GOOD;
         return;
     }
     /* BAD or PARTIAL layers, or GOOD-only states the byte sums do not
      * count exactly: packet by packet, out of line. */
-    pkt_rx_classify(batch, batch->count - n, &dp->stats.rx_csum_good, &dp->stats.rx_csum_bad);
+    uint64_t good = 0, bad = 0;
+    pkt_rx_classify(batch, batch->count - n, &good, &bad);
+    netdev_counter_add(&qs->csum_good, good);
+    netdev_counter_add(&qs->csum_bad, bad);
 }
 
 /* Receives a burst from the non-empty f: dummy_rx_loop(), the verdicts and
@@ -271,11 +285,12 @@ dummy_rx_burst(struct dummy_port *dp, struct dummy_fifo *f, struct pkt_batch *ba
 {
     uint64_t bytes;
     uint32_t any, lanes;
+    struct dummy_rxq_stats *qs = &dp->rxs[f - dp->rxq];
     int n = dummy_rx_loop(dp, f, batch, now, &bytes, &any, &lanes, caps);
     if (FS_CSUM_MACHINERY && any) /* all UNKNOWN: this one test */
-        dummy_rx_verdicts(dp, batch, (unsigned)n, any, lanes);
-    dp->stats.rx_packets += (uint64_t)n;
-    dp->stats.rx_bytes += bytes;
+        dummy_rx_verdicts(qs, batch, (unsigned)n, any, lanes);
+    netdev_counter_add(&qs->packets, (uint64_t)n);
+    netdev_counter_add(&qs->bytes, bytes);
     return n;
 }
 
@@ -330,10 +345,11 @@ static inline __attribute__((always_inline)) void
 dummy_tx_loop(struct dummy_port *dp, unsigned qid, struct pkt **pkts, int n, const bool partial)
 {
     uint64_t bytes = 0, sent = 0;
+    struct dummy_txq_stats *qs = &dp->txs[qid];
     for (int i = 0; i < n; i++) {
         struct pkt *p = pkts[i];
         if (partial && !pkt_tx_emulate(p, dp->caps.flags)) {
-            dp->stats.tx_offload_contract++;
+            netdev_counter_add(&qs->offload_contract, 1);
             pkt_free(p);
             continue;
         }
@@ -342,8 +358,8 @@ dummy_tx_loop(struct dummy_port *dp, unsigned qid, struct pkt **pkts, int n, con
         if (!dp->tx_keep || dummy_fifo_push(&dp->txq[qid], p))
             pkt_free(p); /* not kept (or no memory to keep it) */
     }
-    dp->stats.tx_packets += sent;
-    dp->stats.tx_bytes += bytes;
+    netdev_counter_add(&qs->packets, sent);
+    netdev_counter_add(&qs->bytes, bytes);
 }
 
 static int dummy_send(struct netdev *dev, unsigned qid, struct pkt **pkts,
@@ -385,7 +401,20 @@ static void dummy_get_stats(const struct netdev *dev,
                             struct netdev_stats *stats)
 {
     const struct dummy_port *dp = dev->priv;
-    *stats = dp->stats;
+    memset(stats, 0, sizeof *stats);
+    for (unsigned q = 0; q < dp->n_rxq; q++) {
+        const struct dummy_rxq_stats *s = &dp->rxs[q];
+        stats->rx_packets += netdev_counter_read(&s->packets);
+        stats->rx_bytes += netdev_counter_read(&s->bytes);
+        stats->rx_csum_good += netdev_counter_read(&s->csum_good);
+        stats->rx_csum_bad += netdev_counter_read(&s->csum_bad);
+    }
+    for (unsigned q = 0; q < dp->n_txq; q++) {
+        const struct dummy_txq_stats *s = &dp->txs[q];
+        stats->tx_packets += netdev_counter_read(&s->packets);
+        stats->tx_bytes += netdev_counter_read(&s->bytes);
+        stats->tx_offload_contract += netdev_counter_read(&s->offload_contract);
+    }
 }
 
 static bool dummy_link_up(const struct netdev *dev)

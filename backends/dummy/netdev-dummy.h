@@ -87,7 +87,10 @@ int netdev_dummy_set_live(struct netdev *dev, bool live);
  * already kept stay until collected or until close. */
 int netdev_dummy_set_tx_keep(struct netdev *dev, bool keep);
 
-/* Send calls so far, on every tx queue, including refused ones. */
+/* Send calls so far, on every tx queue, including refused ones. This count
+ * and the send log are exact for a port that one thread at a time sends
+ * on (the tests that use them); the device counters (netdev_get_stats) are
+ * kept per queue and exact with any number of PMDs. */
 uint64_t netdev_dummy_send_calls(const struct netdev *dev);
 
 /* Copies the records of the most recent min(max, kept) send calls into

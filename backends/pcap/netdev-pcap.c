@@ -21,25 +21,39 @@
 #define PCAPDEV_LIVE_SNAPLEN 65535
 #define PCAPDEV_LINK_ETH 1     /* DLT_EN10MB / LINKTYPE_ETHERNET */
 #define PCAPDEV_LINK_USER0 147 /* DLT_USER0 / LINKTYPE_USER0 */
+/* How often the thread receiving on a live interface reads the kernel's
+ * drop counters (libpcap handles are not shared between threads). */
+#define PCAPDEV_KSTATS_NS (100 * 1000 * 1000ull)
 
 /* virtio_net_hdr flags and gso types (virtio spec 5.1.6). */
 #define VNET_F_NEEDS_CSUM 1u
 #define VNET_F_DATA_VALID 2u
 #define VNET_GSO_NONE 0u
 
+/* The port's counters: the rx ones written by the PMD polling its one rx
+ * queue, the tx ones by the PMDs sending on its one tx queue (one at a
+ * time), read by get_stats() from any thread. */
+struct pcapdev_stats {
+    netdev_counter rx_packets, rx_bytes, rx_dropped, rx_errors, rx_csum_good, rx_csum_bad;
+    netdev_counter tx_packets, tx_bytes, tx_errors, tx_offload_contract;
+    netdev_counter rx_kernel_dropped; /* a live interface's, as last read */
+};
+
 struct pcapdev_port {
     unsigned burst;
     bool vnet;
     struct netdev_caps caps;
-    struct netdev_stats stats;
+    struct pcapdev_stats stats;
 
     /* Rx: a file (rx_live false) or an interface. */
     pcap_t *rx;
     bool rx_live;
+    uint64_t kstats_next_ns; /* live: when to read the kernel's counters */
     bool rx_eof;       /* file exhausted or failed: nothing more to read */
     struct pkt *ahead; /* next file record, decoded, not yet delivered */
     char rx_name[PCAPDEV_PATH_MAX]; /* path or interface name */
-    bool rx_failed; /* a read failed: rx_err holds "FILE: reason" */
+    atomic_bool rx_failed; /* a read failed: rx_err holds "FILE: reason" (the
+                            * first failure; written before this is set) */
     char rx_err[PCAPDEV_PATH_MAX + PCAP_ERRBUF_SIZE];
 
     /* Tx: a file (dumper) or an interface (tx_live). */
@@ -367,8 +381,8 @@ static unsigned pcapdev_n_txq(const struct netdev *dev)
 /* Counts a record that is not delivered (malformed vnet-hdr). */
 static struct pkt *pcapdev_rx_reject(struct pcapdev_port *pp)
 {
-    pp->stats.rx_errors++;
-    pp->stats.rx_dropped++;
+    netdev_counter_add(&pp->stats.rx_errors, 1);
+    netdev_counter_add(&pp->stats.rx_dropped, 1);
     return NULL;
 }
 
@@ -399,7 +413,7 @@ static struct pkt *pcapdev_rx_decode(struct pcapdev_port *pp,
 
     struct pkt *p = pkt_alloc(flen);
     if (!p) {
-        pp->stats.rx_dropped++;
+        netdev_counter_add(&pp->stats.rx_dropped, 1);
         return NULL;
     }
     pkt_reset_meta(p);
@@ -421,10 +435,12 @@ static struct pkt *pcapdev_rx_decode(struct pcapdev_port *pp,
 
 static void pcapdev_rx_fail(struct pcapdev_port *pp)
 {
-    snprintf(pp->rx_err, sizeof pp->rx_err, "%s: %s", pp->rx_name,
-             pcap_geterr(pp->rx));
-    pp->rx_failed = true;
-    pp->stats.rx_errors++;
+    if (!atomic_load_explicit(&pp->rx_failed, memory_order_relaxed)) {
+        snprintf(pp->rx_err, sizeof pp->rx_err, "%s: %s", pp->rx_name,
+                 pcap_geterr(pp->rx));
+        atomic_store_explicit(&pp->rx_failed, true, memory_order_release);
+    }
+    netdev_counter_add(&pp->stats.rx_errors, 1);
 }
 
 /* File rx: makes pp->ahead the next deliverable record, unless at EOF. */
@@ -445,21 +461,46 @@ static void pcapdev_rx_fill(struct pcapdev_port *pp)
     }
 }
 
+/* What one rxq_recv call delivered, counted once at its end. */
+struct pcapdev_rx_count {
+    uint64_t packets, bytes, good, bad;
+};
+
 /* Hands a decoded packet to the core: the emulated rx checksum verdicts
- * of an rx-csum port, the batch summary, the counters. */
+ * of an rx-csum port, the batch summary, the counts. */
 static void pcapdev_deliver(struct pcapdev_port *pp, struct pkt_batch *batch,
-                            struct pkt *p)
+                            struct pkt *p, struct pcapdev_rx_count *c)
 {
-    pp->stats.rx_packets++;
-    pp->stats.rx_bytes += p->len;
-    pkt_rx_deliver(p, pp->caps.flags, batch, &pp->stats.rx_csum_good, &pp->stats.rx_csum_bad);
+    c->packets++;
+    c->bytes += p->len;
+    pkt_rx_deliver(p, pp->caps.flags, batch, &c->good, &c->bad);
+}
+
+static int pcapdev_rx_counted(struct pcapdev_port *pp, const struct pcapdev_rx_count *c)
+{
+    if (c->packets) {
+        netdev_counter_add(&pp->stats.rx_packets, c->packets);
+        netdev_counter_add(&pp->stats.rx_bytes, c->bytes);
+    }
+    if (c->good | c->bad) {
+        netdev_counter_add(&pp->stats.rx_csum_good, c->good);
+        netdev_counter_add(&pp->stats.rx_csum_bad, c->bad);
+    }
+    return (int)c->packets;
 }
 
 static int pcapdev_rxq_recv_live(struct pcapdev_port *pp,
                                  struct pkt_batch *batch, uint64_t now)
 {
-    int n = 0;
-    while ((unsigned)n < pp->burst && !pkt_batch_full(batch)) {
+    struct pcapdev_rx_count c = {0};
+    if (now >= pp->kstats_next_ns) {
+        struct pcap_stat ps;
+        if (pcap_stats(pp->rx, &ps) == 0)
+            atomic_store_explicit(&pp->stats.rx_kernel_dropped,
+                                  (uint64_t)ps.ps_drop + ps.ps_ifdrop, memory_order_relaxed);
+        pp->kstats_next_ns = now + PCAPDEV_KSTATS_NS;
+    }
+    while (c.packets < pp->burst && !pkt_batch_full(batch)) {
         struct pcap_pkthdr *h;
         const u_char *data;
         int rc = pcap_next_ex(pp->rx, &h, &data);
@@ -473,10 +514,9 @@ static int pcapdev_rxq_recv_live(struct pcapdev_port *pp,
         if (!p)
             continue;
         p->ts = now;
-        pcapdev_deliver(pp, batch, p);
-        n++;
+        pcapdev_deliver(pp, batch, p, &c);
     }
-    return n;
+    return pcapdev_rx_counted(pp, &c);
 }
 
 static int pcapdev_rxq_recv(struct netdev *dev, unsigned qid,
@@ -487,17 +527,16 @@ static int pcapdev_rxq_recv(struct netdev *dev, unsigned qid,
         return 0;
     if (pp->rx_live)
         return pcapdev_rxq_recv_live(pp, batch, now);
-    int n = 0;
-    while ((unsigned)n < pp->burst && !pkt_batch_full(batch)) {
+    struct pcapdev_rx_count c = {0};
+    while (c.packets < pp->burst && !pkt_batch_full(batch)) {
         pcapdev_rx_fill(pp);
         struct pkt *p = pp->ahead;
         if (!p || p->ts > now)
             break;
         pp->ahead = NULL;
-        pcapdev_deliver(pp, batch, p);
-        n++;
+        pcapdev_deliver(pp, batch, p, &c);
     }
-    return n;
+    return pcapdev_rx_counted(pp, &c);
 }
 
 static enum netdev_rx_state pcapdev_rxq_peek(struct netdev *dev, unsigned qid,
@@ -518,7 +557,7 @@ static enum netdev_rx_state pcapdev_rxq_peek(struct netdev *dev, unsigned qid,
 static const char *pcapdev_rx_error(const struct netdev *dev)
 {
     const struct pcapdev_port *pp = dev->priv;
-    return pp->rx_failed ? pp->rx_err : NULL;
+    return atomic_load_explicit(&pp->rx_failed, memory_order_acquire) ? pp->rx_err : NULL;
 }
 
 /* ---- tx ------------------------------------------------------------------ */
@@ -554,19 +593,24 @@ static int pcapdev_send_file(struct pcapdev_port *pp, struct pkt **pkts, int n)
 {
     if (ferror(pcap_dump_file(pp->dumper)))
         return -EIO;
+    uint64_t sent = 0, bytes = 0, contract = 0;
     for (int i = 0; i < n; i++) {
         if (!pkt_tx_emulate(pkts[i], pp->caps.flags)) {
-            pp->stats.tx_offload_contract++;
+            contract++;
             pkt_free(pkts[i]);
             continue;
         }
         pcapdev_tx_dump(pp, pkts[i]);
-        pp->stats.tx_packets++;
-        pp->stats.tx_bytes += pkts[i]->len;
+        sent++;
+        bytes += pkts[i]->len;
         pkt_free(pkts[i]);
     }
-    if (pcap_dump_flush(pp->dumper) != 0)
-        pp->stats.tx_errors += (uint64_t)n; /* later sends return -EIO */
+    netdev_counter_add(&pp->stats.tx_packets, sent);
+    netdev_counter_add(&pp->stats.tx_bytes, bytes);
+    if (contract)
+        netdev_counter_add(&pp->stats.tx_offload_contract, contract);
+    if (pcap_dump_flush(pp->dumper) != 0) /* later sends return -EIO */
+        netdev_counter_add(&pp->stats.tx_errors, (uint64_t)n);
     return n;
 }
 
@@ -576,7 +620,7 @@ static int pcapdev_send_live(struct pcapdev_port *pp, struct pkt **pkts, int n)
     for (i = 0; i < n; i++) {
         struct pkt *p = pkts[i];
         if (!pkt_tx_emulate(p, pp->caps.flags)) {
-            pp->stats.tx_offload_contract++;
+            netdev_counter_add(&pp->stats.tx_offload_contract, 1);
             pkt_free(p);
             continue;
         }
@@ -586,10 +630,10 @@ static int pcapdev_send_live(struct pcapdev_port *pp, struct pkt **pkts, int n)
                 break; /* the device queue is full: the rest stays ours */
             if (e == ENETDOWN || e == ENXIO || e == ENODEV)
                 return i ? i : -ENETDOWN;
-            pp->stats.tx_errors++; /* this frame is bad (e.g. too long) */
+            netdev_counter_add(&pp->stats.tx_errors, 1); /* this frame is bad (e.g. too long) */
         } else {
-            pp->stats.tx_packets++;
-            pp->stats.tx_bytes += p->len;
+            netdev_counter_add(&pp->stats.tx_packets, 1);
+            netdev_counter_add(&pp->stats.tx_bytes, p->len);
         }
         pkt_free(p);
     }
@@ -622,10 +666,19 @@ static void pcapdev_get_stats(const struct netdev *dev,
                               struct netdev_stats *stats)
 {
     const struct pcapdev_port *pp = dev->priv;
-    *stats = pp->stats;
-    struct pcap_stat ps;
-    if (pp->rx_live && pcap_stats(pp->rx, &ps) == 0)
-        stats->rx_dropped += (uint64_t)ps.ps_drop + ps.ps_ifdrop;
+    const struct pcapdev_stats *s = &pp->stats;
+    memset(stats, 0, sizeof *stats);
+    stats->rx_packets = netdev_counter_read(&s->rx_packets);
+    stats->rx_bytes = netdev_counter_read(&s->rx_bytes);
+    stats->rx_dropped = netdev_counter_read(&s->rx_dropped);
+    stats->rx_errors = netdev_counter_read(&s->rx_errors);
+    stats->rx_csum_good = netdev_counter_read(&s->rx_csum_good);
+    stats->rx_csum_bad = netdev_counter_read(&s->rx_csum_bad);
+    stats->tx_packets = netdev_counter_read(&s->tx_packets);
+    stats->tx_bytes = netdev_counter_read(&s->tx_bytes);
+    stats->tx_errors = netdev_counter_read(&s->tx_errors);
+    stats->tx_offload_contract = netdev_counter_read(&s->tx_offload_contract);
+    stats->rx_dropped += netdev_counter_read(&s->rx_kernel_dropped);
 }
 
 /* Whether interface 'name' is up and running (has a carrier). */

@@ -29,7 +29,10 @@
  * middle of a record) ends reception as if at EOF: everything before it is
  * delivered, rx_errors counts it and rx_error() returns "FILE: reason".
  * A live interface keeps receiving after a capture error; rx_error() then
- * returns "IFACE: reason" for the last one.
+ * returns "IFACE: reason" for the first one (rx_errors counts them all).
+ * The kernel's drop counters of a live interface are read by the thread
+ * that receives on it, every 100 ms of its clock, and reported in
+ * rx_dropped. Counters and rx_error() may be read from any thread.
  * With vnet-hdr, NEEDS_CSUM sets PKT_F_VNET_CSUM, csum_start/csum_offset and
  * an outer L4 state of CSUM_PARTIAL; DATA_VALID sets CSUM_GOOD. A record
  * shorter than 12 bytes, with a GSO type, or with a NEEDS_CSUM location

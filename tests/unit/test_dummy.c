@@ -338,6 +338,15 @@ static void test_multi_queue(void **state)
     assert_int_equal(netdev_dummy_tx_pending(dev, 1), 1);
     struct pkt *q = mk_pkt(5, 0);
     assert_int_equal(send_pkts(dev, 2, &q, 1), -EINVAL); /* no such txq */
+    q = mk_pkt(6, 0);
+    assert_int_equal(send_pkts(dev, 0, &q, 1), 1);
+    /* Counted per queue (one writer each), added up by get_stats. */
+    struct netdev_stats st;
+    netdev_get_stats(dev, &st);
+    assert_int_equal(st.rx_packets, 1);
+    assert_int_equal(st.tx_packets, 2);
+    assert_int_equal(st.tx_bytes, 2 * (uint64_t)p->len);
+    assert_int_equal(netdev_dummy_collect(dev, 0, &q, 1), 1);
     pkt_free(q);
     struct pkt *out[4];
     assert_int_equal(netdev_dummy_collect(dev, 0, out, 4), 0);
