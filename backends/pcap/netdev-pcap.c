@@ -51,6 +51,14 @@ struct pcapdev_port {
     uint64_t kstats_next_ns; /* live: when to read the kernel's counters */
     bool rx_eof;       /* file exhausted or failed: nothing more to read */
     struct pkt *ahead; /* next file record, decoded, not yet delivered */
+    /* rx-loop: the file replayed as a traffic source, see netdev-pcap.h. */
+    uint64_t loops;      /* passes to make, 0: rx-loop not given, UINT64_MAX: forever */
+    uint64_t pass;       /* passes started (from 1) */
+    bool anchored;       /* base set: the first poll happened */
+    uint64_t base;       /* rx time of the file's first record in this pass */
+    uint64_t first_raw;  /* the file's first record time */
+    uint64_t last_raw;   /* the latest record time read in this pass */
+    uint64_t pass_recs;  /* records read in this pass */
     char rx_name[PCAPDEV_PATH_MAX]; /* path or interface name */
     atomic_bool rx_failed; /* a read failed: rx_err holds "FILE: reason" (the
                             * first failure; written before this is set) */
@@ -273,7 +281,7 @@ static int pcapdev_open(struct netdev *dev, const struct netdev_args *args,
                         char *err, size_t errlen)
 {
     static const char *const known[] = {
-        "rx", "rx-iface", "tx", "tx-iface", "burst", "vnet-hdr", NULL,
+        "rx", "rx-iface", "tx", "tx-iface", "burst", "vnet-hdr", "rx-loop", NULL,
     };
     struct pcapdev_port *pp = dev->priv;
     unsigned long burst = PKT_BATCH_MAX;
@@ -302,6 +310,23 @@ static int pcapdev_open(struct netdev *dev, const struct netdev_args *args,
         fs_errf(err, errlen,
                         "pcap port needs rx, rx-iface, tx or tx-iface");
         return -EINVAL;
+    }
+    const char *loop = netdev_opt_get(args, "rx-loop");
+    if (loop) {
+        unsigned long n;
+        if (!rx) {
+            fs_errf(err, errlen, "option 'rx-loop': needs 'rx' (a file)");
+            return -EINVAL;
+        }
+        if (!strcmp(loop, "forever")) {
+            pp->loops = UINT64_MAX;
+        } else if (netdev_opt_uint(args, "rx-loop", 1, UINT32_MAX, &n, err, errlen)) {
+            fs_errf(err, errlen, "option 'rx-loop': '%s' is not 1..%u or forever", loop,
+                    UINT32_MAX);
+            return -EINVAL;
+        } else {
+            pp->loops = n;
+        }
     }
     if (vnet && (rx_iface || tx_iface)) {
         fs_errf(err, errlen,
@@ -443,20 +468,69 @@ static void pcapdev_rx_fail(struct pcapdev_port *pp)
     netdev_counter_add(&pp->stats.rx_errors, 1);
 }
 
-/* File rx: makes pp->ahead the next deliverable record, unless at EOF. */
-static void pcapdev_rx_fill(struct pcapdev_port *pp)
+/* rx-loop: starts the next pass over the file if there is one (and the
+ * pass that ended read a record: an empty file ends at once). Each pass
+ * starts one mean record gap after the previous pass's last record.
+ * Returns false at the end of the loops (or if the file cannot be
+ * reopened: reported as an rx error). */
+static bool pcapdev_rx_rewind(struct pcapdev_port *pp)
 {
+    if (!pp->loops || pp->pass >= pp->loops || !pp->pass_recs)
+        return false;
+    char ebuf[PCAP_ERRBUF_SIZE] = "";
+    pcap_t *again = pcap_open_offline_with_tstamp_precision(
+        pp->rx_name, PCAP_TSTAMP_PRECISION_NANO, ebuf);
+    if (!again) {
+        if (!atomic_load_explicit(&pp->rx_failed, memory_order_relaxed)) {
+            snprintf(pp->rx_err, sizeof pp->rx_err, "%s: %s", pp->rx_name,
+                     pcapdev_strip_name(ebuf, pp->rx_name));
+            atomic_store_explicit(&pp->rx_failed, true, memory_order_release);
+        }
+        netdev_counter_add(&pp->stats.rx_errors, 1);
+        return false;
+    }
+    pcap_close(pp->rx);
+    pp->rx = again;
+    uint64_t span = pp->last_raw - pp->first_raw;
+    uint64_t gap = pp->pass_recs > 1 ? span / (pp->pass_recs - 1) : 0;
+    pp->base += span + gap;
+    pp->pass++;
+    pp->pass_recs = 0;
+    return true;
+}
+
+/* File rx: makes pp->ahead the next deliverable record, unless at EOF.
+ * 'now' starts the first pass of an rx-loop port (its first poll). */
+static void pcapdev_rx_fill(struct pcapdev_port *pp, uint64_t now)
+{
+    if (pp->loops && !pp->anchored) {
+        pp->anchored = true;
+        pp->base = now;
+        pp->pass = 1;
+    }
     while (!pp->ahead && !pp->rx_eof) {
         struct pcap_pkthdr *h;
         const u_char *data;
         int rc = pcap_next_ex(pp->rx, &h, &data);
         if (rc == 1) {
             pp->ahead = pcapdev_rx_decode(pp, h, data);
+            if (pp->loops) {
+                /* Record times relative to the file's first, from the
+                 * pass's base (a file out of time order keeps its order). */
+                uint64_t raw = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
+                if (pp->pass == 1 && !pp->pass_recs)
+                    pp->first_raw = raw;
+                pp->last_raw = raw > pp->last_raw ? raw : pp->last_raw;
+                pp->pass_recs++;
+                if (pp->ahead)
+                    pp->ahead->ts = pp->base + (raw > pp->first_raw ? raw - pp->first_raw : 0);
+            }
         } else if (rc == PCAP_ERROR_BREAK || rc == 0) {
-            pp->rx_eof = true; /* (0, a timeout, is not a file's answer) */
+            /* (0, a timeout, is not a file's answer) */
+            pp->rx_eof = !pcapdev_rx_rewind(pp);
         } else {
             pcapdev_rx_fail(pp);
-            pp->rx_eof = true;
+            pp->rx_eof = !pcapdev_rx_rewind(pp);
         }
     }
 }
@@ -529,7 +603,7 @@ static int pcapdev_rxq_recv(struct netdev *dev, unsigned qid,
         return pcapdev_rxq_recv_live(pp, batch, now);
     struct pcapdev_rx_count c = {0};
     while (c.packets < pp->burst && !pkt_batch_full(batch)) {
-        pcapdev_rx_fill(pp);
+        pcapdev_rx_fill(pp, now);
         struct pkt *p = pp->ahead;
         if (!p || p->ts > now)
             break;
@@ -547,7 +621,7 @@ static enum netdev_rx_state pcapdev_rxq_peek(struct netdev *dev, unsigned qid,
         return NETDEV_RX_EOF;
     if (pp->rx_live)
         return NETDEV_RX_EMPTY;
-    pcapdev_rx_fill(pp);
+    pcapdev_rx_fill(pp, 0); /* a peek has no time: a loop's first pass starts at 0 */
     if (!pp->ahead)
         return NETDEV_RX_EOF;
     *next_ts = pp->ahead->ts;

@@ -15,6 +15,15 @@
  *                   virtio_net_hdr_mrg_rxbuf followed by the frame, link
  *                   type LINKTYPE_USER0 (147) instead of Ethernet (1);
  *                   files only (see testdata/README.md)
+ *   rx-loop=N|forever  the rx file as a traffic source (as DPDK's net_pcap
+ *                   infinite_rx): N passes over it (1..2^32-1), or no end.
+ *                   Record times count from the file's first record; the
+ *                   first pass starts at the port's first poll (its 'now';
+ *                   0 for a peek) and each next pass one mean record gap
+ *                   after the previous pass's last record, so the file's
+ *                   pacing repeats (records with equal times: as fast as
+ *                   the datapath polls). Every pass delivers the same
+ *                   frames; an empty file ends at once.
  * rx and rx-iface are exclusive, and so are tx and tx-iface. A port has one
  * rx queue when it has an rx source (else none) and one tx queue when it has
  * a tx sink (else none; send then returns -EOPNOTSUPP). rx and tx must not

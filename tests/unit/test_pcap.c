@@ -413,6 +413,78 @@ static void test_rx_error_after_lookahead(void **state)
     netdev_close(dev);
 }
 
+/* rx-loop: N passes over the file, times relative to its first record
+ * from the first poll, each pass one mean gap after the last; forever
+ * keeps going; an empty file ends at once. */
+static void test_rx_loop(void **state)
+{
+    struct fixture *fx = *state;
+    uint8_t f[3][60];
+    struct rec recs[3];
+    const uint32_t at[3] = {0, 10, 30}; /* ns after the first: mean gap 15 */
+    for (int i = 0; i < 3; i++) {
+        mk_frame(f[i], 60, (uint8_t)i);
+        recs[i] = (struct rec){.sec = 1700000000, .frac = 500 + at[i], .caplen = 60,
+                               .len = 60, .data = f[i]};
+    }
+    write_pcap(fx, "loop.pcap", MAGIC_NANO, 1, recs, 3);
+    struct netdev *dev =
+        open_pcap(fx, (const char *const[]){"rx=loop.pcap", "rx-loop=3", NULL});
+    struct pkt_batch b;
+    pkt_batch_init(&b);
+    const uint64_t t0 = 5000; /* the first poll */
+    assert_int_equal(rx_burst(dev, &b, t0), 1);
+    assert_int_equal(rx_burst(dev, &b, t0 + 10), 1);
+    assert_int_equal(rx_burst(dev, &b, t0 + 44), 1); /* t0 + 30 */
+    uint64_t next;
+    assert_int_equal(netdev_rxq_peek(dev, 0, &next), NETDEV_RX_READY);
+    assert_int_equal(next, t0 + 45); /* pass 2: 30 + 15 */
+    assert_int_equal(rx_burst(dev, &b, UINT64_MAX), 6);
+    assert_int_equal(rx_burst(dev, &b, UINT64_MAX), 0);
+    assert_int_equal(netdev_rxq_peek(dev, 0, &next), NETDEV_RX_EOF);
+    assert_int_equal(b.count, 9);
+    for (unsigned i = 0; i < 9; i++) {
+        assert_int_equal(b.pkts[i]->ts, t0 + 45 * (i / 3) + at[i % 3]);
+        assert_memory_equal(b.pkts[i]->data, f[i % 3], 60);
+    }
+    pkt_batch_free(&b);
+    struct netdev_stats st;
+    netdev_get_stats(dev, &st);
+    assert_int_equal(st.rx_packets, 9);
+    assert_null(netdev_rx_error(dev));
+    netdev_close(dev);
+
+    /* forever: 1000 full bursts (over 10000 passes) and counting. */
+    dev = open_pcap(fx, (const char *const[]){"rx=loop.pcap", "rx-loop=forever", NULL});
+    unsigned got = 0;
+    const uint64_t t1 = 1000000000000000ull;
+    for (unsigned i = 0; i < 1001; i++) {
+        pkt_batch_init(&b);
+        /* The first poll starts the loop at t1: only the first record is due. */
+        assert_int_equal(rx_burst(dev, &b, i ? t1 + 1000000000000ull : t1), i ? 32 : 1);
+        for (unsigned k = 0; k < b.count; k++, got++)
+            assert_int_equal(b.pkts[k]->ts, t1 + 45 * (got / 3) + at[got % 3]);
+        pkt_batch_free(&b);
+    }
+    assert_int_equal(netdev_rxq_peek(dev, 0, &next), NETDEV_RX_READY);
+    netdev_close(dev);
+
+    /* An empty file ends at once, forever or not. */
+    write_pcap(fx, "empty.pcap", MAGIC_NANO, 1, NULL, 0);
+    dev = open_pcap(fx, (const char *const[]){"rx=empty.pcap", "rx-loop=forever", NULL});
+    pkt_batch_init(&b);
+    assert_int_equal(rx_burst(dev, &b, UINT64_MAX), 0);
+    assert_int_equal(netdev_rxq_peek(dev, 0, &next), NETDEV_RX_EOF);
+    netdev_close(dev);
+
+    expect_open_error(fx, (const char *const[]){"tx=o.pcap", "rx-loop=2", NULL},
+                      "'rx-loop'", "needs 'rx'");
+    expect_open_error(fx, (const char *const[]){"rx=loop.pcap", "rx-loop=0", NULL},
+                      "'rx-loop'", "forever");
+    expect_open_error(fx, (const char *const[]){"rx=loop.pcap", "rx-loop=always", NULL},
+                      "'rx-loop'", "forever");
+}
+
 static void test_rx_caplen_short(void **state)
 {
     struct fixture *fx = *state;
@@ -968,6 +1040,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rx_error_after_lookahead, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_rx_caplen_short, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rx_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rx_open_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rx_linktype_mismatch, setup,
                                         teardown),
