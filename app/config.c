@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keepalive.h"
 #include "rules.h"
 #include "util.h"
 
@@ -98,11 +99,24 @@ static bool config_parse_uint(const char *s, unsigned long min, unsigned long ma
 
 /* The application's own [datapath] keys; every other key is the
  * datapath's (dp_knobs_set). */
-enum config_app_knob { CK_REPLAY_ITERATION, CK_PMD_CORES, CK_PMD_RXQ_AFFINITY, CK_N };
+enum config_app_knob {
+    CK_REPLAY_ITERATION,
+    CK_PMD_CORES,
+    CK_PMD_RXQ_AFFINITY,
+    CK_PMD_PRIORITY,
+    CK_KEEPALIVE,
+    CK_KEEPALIVE_INTERVAL,
+    CK_CTL_SOCKET,
+    CK_N
+};
 static const char *const config_app_knob_names[CK_N] = {
     [CK_REPLAY_ITERATION] = "replay-iteration-ns",
     [CK_PMD_CORES] = "pmd-cores",
     [CK_PMD_RXQ_AFFINITY] = "pmd-rxq-affinity",
+    [CK_PMD_PRIORITY] = "pmd-priority",
+    [CK_KEEPALIVE] = "keepalive",
+    [CK_KEEPALIVE_INTERVAL] = "keepalive-interval",
+    [CK_CTL_SOCKET] = "ctl-socket",
 };
 
 /* A text knob checked by its user (pmd.h) when it starts. */
@@ -148,6 +162,34 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
     } else if (app == CK_PMD_RXQ_AFFINITY) {
         ok = config_text_knob(c, name, value, cfg->pmd_rxq_affinity,
                               sizeof cfg->pmd_rxq_affinity, &cfg->pmd_rxq_affinity_line);
+    } else if (app == CK_PMD_PRIORITY) {
+        unsigned long v;
+        bool neg = value[0] == '-';
+        if (!config_parse_uint(value + neg, 0, neg ? 20 : 19, &v)) {
+            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected a nice value, -20..19)",
+                     value, name);
+            return 0;
+        }
+        cfg->pmd_priority = neg ? -(int)v : (int)v;
+        cfg->pmd_priority_set = true;
+    } else if (app == CK_KEEPALIVE) {
+        if (strcmp(value, "on") && strcmp(value, "off")) {
+            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected on or off)", value,
+                     name);
+            return 0;
+        }
+        cfg->keepalive = !strcmp(value, "on");
+    } else if (app == CK_KEEPALIVE_INTERVAL) {
+        unsigned long v;
+        if (!config_parse_uint(value, KA_INTERVAL_MIN_MS, KA_INTERVAL_MAX_MS, &v)) {
+            ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected ms, %d..%d)", value, name,
+                     KA_INTERVAL_MIN_MS, KA_INTERVAL_MAX_MS);
+            return 0;
+        }
+        cfg->keepalive_interval_ms = (uint32_t)v;
+    } else if (app == CK_CTL_SOCKET) {
+        ok = config_text_knob(c, name, value, cfg->ctl_socket, sizeof cfg->ctl_socket,
+                              &cfg->ctl_socket_line);
     } else {
         char why[256];
         int rc = dp_knobs_set(&cfg->knobs, name, value, why, sizeof why);
@@ -158,9 +200,11 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
         if (rc > 0) {
             char known[512];
             dp_knobs_names(known, sizeof known);
-            ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s, %s, %s, %s)", name, known,
-                     config_app_knob_names[0], config_app_knob_names[1],
-                     config_app_knob_names[2]);
+            for (int i = 0; i < CK_N; i++) {
+                size_t used = strlen(known);
+                snprintf(known + used, sizeof known - used, ", %s", config_app_knob_names[i]);
+            }
+            ctx_fail(c, c->lineno, "unknown knob '%s' (known: %s)", name, known);
             return 0;
         }
     }
@@ -328,6 +372,48 @@ static bool config_blank(char ch)
     return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\f' || ch == '\v';
 }
 
+/* Reads a flows file: one rule per line, blank lines and #-comments
+ * skipped; calls add(aux, text, line) for each rule. Returns 0, an errno
+ * value, or -1 if add failed. */
+static int config_flows_read(const char *path, int (*add)(void *, const char *, int),
+                             void *aux)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lineno = 0, rc = 0;
+    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        char *s = line, *e = line + n;
+        while (s < e && config_blank(*s))
+            s++;
+        while (e > s && config_blank(e[-1]))
+            e--;
+        *e = '\0';
+        if (*s && *s != '#' && add(aux, s, lineno))
+            rc = -1;
+    }
+    if (rc == 0 && ferror(f))
+        rc = errno ? errno : EIO;
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+struct config_include_ctx {
+    struct config_ctx *c;
+    char *path;
+};
+
+static int config_include_rule(void *aux, const char *text, int line)
+{
+    struct config_include_ctx *ic = aux;
+    return config_add_rule(ic->c, text, line, ic->path);
+}
+
 /* "include = PATH": one rule per line, blank lines and #-comments skipped.
  * The rules are validated with the others once every port is known. */
 static int config_include(struct config_ctx *c, const char *value)
@@ -350,38 +436,13 @@ static int config_include(struct config_ctx *c, const char *value)
         snprintf(path, len, "%s/%s", dir, value);
     c->includes[c->n_includes++] = path;
 
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        ctx_fail(c, c->lineno, "include: %s: %s", path, strerror(errno));
-        return 0;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int lineno = 0, ok = 1;
-    while ((n = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        char *s = line, *e = line + n;
-        while (s < e && config_blank(*s))
-            s++;
-        while (e > s && config_blank(e[-1]))
-            e--;
-        *e = '\0';
-        if (!*s || *s == '#')
-            continue;
-        if (config_add_rule(c, s, lineno, path)) {
-            ctx_fail(c, c->lineno, "out of memory");
-            ok = 0;
-            break;
-        }
-    }
-    if (ok && ferror(f)) {
-        ctx_fail(c, c->lineno, "include: %s: %s", path, strerror(errno));
-        ok = 0;
-    }
-    free(line);
-    fclose(f);
-    return ok;
+    struct config_include_ctx ic = {c, path};
+    int rc = config_flows_read(path, config_include_rule, &ic);
+    if (rc > 0)
+        ctx_fail(c, c->lineno, "include: %s: %s", path, strerror(rc));
+    else if (rc < 0)
+        ctx_fail(c, c->lineno, "out of memory");
+    return rc == 0;
 }
 
 static int config_rules_key(struct config_ctx *c, const char *name, const char *value)
@@ -743,6 +804,7 @@ static void config_init(struct config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     dp_knobs_default(&cfg->knobs);
+    cfg->keepalive_interval_ms = KA_INTERVAL_DEFAULT_MS;
 }
 
 int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
@@ -913,4 +975,44 @@ struct rule_table *config_rule_table(const struct config *cfg, char *err, size_t
         rule_table_add(t, r);
     }
     return t;
+}
+
+static int config_rules_add(void *aux, const char *text, int line)
+{
+    struct config_rules *r = aux;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 64;
+        struct dp_rule_src *l = realloc(r->rules, cap * sizeof *l);
+        if (!l)
+            return -1;
+        r->rules = l;
+        r->cap = cap;
+    }
+    char *t = strdup(text);
+    if (!t)
+        return -1;
+    r->rules[r->n].text = t;
+    r->rules[r->n].line = line;
+    r->n++;
+    return 0;
+}
+
+int config_rules_read(const char *path, struct config_rules *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int rc = config_flows_read(path, config_rules_add, out);
+    if (rc) {
+        fs_errf(err, errlen, "%s: %s", path, rc > 0 ? strerror(rc) : "out of memory");
+        config_rules_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void config_rules_free(struct config_rules *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free((char *)r->rules[i].text);
+    free(r->rules);
+    memset(r, 0, sizeof *r);
 }

@@ -63,6 +63,15 @@ struct config {
     int pmd_cores_line;
     char pmd_rxq_affinity[256];    /* "PORT:QUEUE:CORE,..." */
     int pmd_rxq_affinity_line;
+    int pmd_priority;              /* nice value of the PMD threads, -20..19 */
+    bool pmd_priority_set;         /* pmd-priority given (else left as is) */
+    /* Keep-alive of the PMD threads (keepalive.h) and the control socket of
+     * 'flowswitch run'. */
+    bool keepalive;                /* keepalive = on | off (default) */
+    uint32_t keepalive_interval_ms; /* keepalive-interval, default 1000 */
+    char ctl_socket[108];          /* ctl-socket: a unix socket path; "" = the
+                                    * default (ctl_default_socket_path()) */
+    int ctl_socket_line;
     /* [change NAME] sections, in file order, times non-decreasing; rule
      * texts owned. */
     struct sim_change *changes;
@@ -82,6 +91,21 @@ int config_port_index(const struct config *cfg, const char *name);
 
 /* The rule_port_lookup_fn over a config's ports (aux = struct config *). */
 int config_rule_port_lookup(void *aux, const char *name);
+
+/* Rules read from a flows file: one rule per line, blank lines and lines
+ * starting with '#' skipped (what `include =` in [rules] and `flowswitch
+ * ctl rule-load` read). Each rule keeps its line number. */
+struct config_rules {
+    struct dp_rule_src *rules; /* texts owned */
+    size_t n, cap;
+};
+
+/* Reads path into out. Returns 0, or -1 with "path: reason" in err (out is
+ * then empty). The rules are not parsed: dp_rules_apply() does, naming
+ * path:line. */
+int config_rules_read(const char *path, struct config_rules *out, char *err, size_t errlen);
+
+void config_rules_free(struct config_rules *r);
 
 /* The config's rules as a table (for `flowswitch check`), or NULL with
  * "file:line: rule: reason" in err. */

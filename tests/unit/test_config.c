@@ -10,7 +10,8 @@
     "tx-flush-interval, tx-retries, emc-entries, emc-ways, "                     \
     "emc-insert-inv-prob, emc-max-key-len, smc-entries, megaflow-max, "           \
     "subtable-resort-interval, seed, direct-subtables, bad-csum, smc, "          \
-    "megaflow-revalidate, replay-iteration-ns, pmd-cores, pmd-rxq-affinity"
+    "megaflow-revalidate, replay-iteration-ns, pmd-cores, pmd-rxq-affinity, "   \
+    "pmd-priority, keepalive, keepalive-interval, ctl-socket"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -646,6 +647,78 @@ static void test_changes_and_cache_knobs(void **state)
             "bad value '-1' for 'emc-insert-inv-prob' (expected 0..1000000000)");
 }
 
+/* The keys of 'flowswitch run': keep-alive, the control socket, the PMDs'
+ * priority; their defaults and their errors. */
+static void test_run_keys(void **state)
+{
+    struct fixture *fx = *state;
+    char path[PATH_MAX];
+    struct config cfg;
+    tmp_file(fx, "run.ini", "[port p0]\ntype = dummy\n", path, sizeof path);
+    load_ok(path, &cfg);
+    assert_false(cfg.keepalive);
+    assert_int_equal(cfg.keepalive_interval_ms, 1000);
+    assert_string_equal(cfg.ctl_socket, "");
+    assert_false(cfg.pmd_priority_set);
+    config_free(&cfg);
+    tmp_file(fx, "run2.ini",
+             "[datapath]\nkeepalive = on\nkeepalive-interval = 250\n"
+             "ctl-socket = /tmp/x/fs.ctl\npmd-priority = -5\n",
+             path, sizeof path);
+    load_ok(path, &cfg);
+    assert_true(cfg.keepalive);
+    assert_int_equal(cfg.keepalive_interval_ms, 250);
+    assert_string_equal(cfg.ctl_socket, "/tmp/x/fs.ctl");
+    assert_int_equal(cfg.ctl_socket_line, 4);
+    assert_true(cfg.pmd_priority_set);
+    assert_int_equal(cfg.pmd_priority, -5);
+    config_free(&cfg);
+    tmp_err(fx, "[datapath]\nkeepalive = yes\n", 2,
+            "bad value 'yes' for 'keepalive' (expected on or off)");
+    tmp_err(fx, "[datapath]\nkeepalive-interval = 0\n", 2,
+            "bad value '0' for 'keepalive-interval' (expected ms, 1..3600000)");
+    tmp_err(fx, "[datapath]\nkeepalive-interval = 3600001\n", 2,
+            "bad value '3600001' for 'keepalive-interval' (expected ms, 1..3600000)");
+    tmp_err(fx, "[datapath]\npmd-priority = -21\n", 2,
+            "bad value '-21' for 'pmd-priority' (expected a nice value, -20..19)");
+    tmp_err(fx, "[datapath]\npmd-priority = 20\n", 2,
+            "bad value '20' for 'pmd-priority' (expected a nice value, -20..19)");
+    tmp_err(fx, "[datapath]\npmd-priority = --1\n", 2,
+            "bad value '--1' for 'pmd-priority' (expected a nice value, -20..19)");
+    tmp_err(fx, "[datapath]\nctl-socket =\n", 2,
+            "bad value '' for 'ctl-socket' (1..107 characters)");
+    tmp_err(fx, "[datapath]\nkeepalive = on\nkeepalive = off\n", 3,
+            "duplicate knob 'keepalive'");
+}
+
+/* A flows file as rule-load reads it: rules with their lines, blanks and
+ * comments skipped; a missing file named. */
+static void test_rules_read(void **state)
+{
+    struct fixture *fx = *state;
+    char path[PATH_MAX];
+    tmp_file(fx, "flows.txt",
+             "# comment\n\n  priority=5,in_port=p0 actions=drop  \n\t\n"
+             "in_port=p1 actions=output:p0\r\n#last\n",
+             path, sizeof path);
+    struct config_rules r;
+    char err[PATH_MAX + 64];
+    assert_int_equal(config_rules_read(path, &r, err, sizeof err), 0);
+    assert_int_equal(r.n, 2);
+    assert_string_equal(r.rules[0].text, "priority=5,in_port=p0 actions=drop");
+    assert_int_equal(r.rules[0].line, 3);
+    assert_string_equal(r.rules[1].text, "in_port=p1 actions=output:p0");
+    assert_int_equal(r.rules[1].line, 5);
+    config_rules_free(&r);
+    assert_int_equal(r.n, 0);
+    char missing[PATH_MAX + 16], want[PATH_MAX + 64];
+    xsnprintf(missing, sizeof missing, "%s/none.txt", fx->tmp);
+    assert_int_equal(config_rules_read(missing, &r, err, sizeof err), -1);
+    xsnprintf(want, sizeof want, "%s: No such file or directory", missing);
+    assert_string_equal(err, want);
+    assert_int_equal(r.n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -657,6 +730,8 @@ int main(void)
         cmocka_unit_test(test_bad_data_files),
         cmocka_unit_test(test_bad_generated),
         cmocka_unit_test(test_error_buffer),
+        cmocka_unit_test(test_run_keys),
+        cmocka_unit_test(test_rules_read),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
