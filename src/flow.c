@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 bool flow_match_masked(const struct flow_key *k, const struct flow_key *match,
@@ -174,4 +175,104 @@ void flow_format(const struct flow_key *k, char *buf, size_t size)
         fmt_add(&f, "tcp_flags=0x%03x", k->tcp_flags);
     fmt_mac(&f, "arp_sha", k->arp_sha);
     fmt_mac(&f, "arp_tha", k->arp_tha);
+}
+
+/* The fields flow_format_masked() shows, in key order. */
+enum flow_fmt_kind { FF_DEC, FF_HEX, FF_MAC, FF_IP4, FF_IP6 };
+static const struct {
+    const char *name;
+    size_t off, size;
+    enum flow_fmt_kind kind;
+} flow_fmt_fields[] = {
+#define FF(name, field, kind) {name, offsetof(struct flow_key, field), \
+                               sizeof(((struct flow_key *)0)->field), kind}
+    FF("tun_src", tun_src, FF_IP6),
+    FF("tun_dst", tun_dst, FF_IP6),
+    FF("tun_id", tun_id, FF_DEC),
+    FF("in_port", in_port, FF_DEC),
+    FF("dl_type", dl_type, FF_HEX),
+    FF("vlan_tci", vlan_tci[0], FF_HEX),
+    FF("vlan_tci_inner", vlan_tci[1], FF_HEX),
+    FF("vlan_tpid", vlan_tpid[0], FF_HEX),
+    FF("vlan_tpid_inner", vlan_tpid[1], FF_HEX),
+    FF("dl_src", dl_src, FF_MAC),
+    FF("dl_dst", dl_dst, FF_MAC),
+    FF("tp_src", tp_src, FF_DEC),
+    FF("tp_dst", tp_dst, FF_DEC),
+    FF("tcp_flags", tcp_flags, FF_HEX),
+    FF("nw_src", nw_src, FF_IP4),
+    FF("nw_dst", nw_dst, FF_IP4),
+    FF("ipv6_src", ipv6_src, FF_IP6),
+    FF("ipv6_dst", ipv6_dst, FF_IP6),
+    FF("ipv6_label", ipv6_label, FF_HEX),
+    FF("nw_proto", nw_proto, FF_DEC),
+    FF("nw_tos", nw_tos, FF_DEC),
+    FF("nw_ttl", nw_ttl, FF_DEC),
+    FF("nw_frag", nw_frag, FF_HEX),
+    FF("arp_sha", arp_sha, FF_MAC),
+    FF("arp_tha", arp_tha, FF_MAC),
+    FF("tun_flags", tun_flags, FF_HEX),
+#undef FF
+};
+
+/* One value (of a key or a mask) as text. */
+static void flow_fmt_value(const uint8_t *v, size_t size, enum flow_fmt_kind kind, char *out,
+                           size_t n)
+{
+    uint64_t x = 0;
+    switch (kind) {
+    case FF_MAC:
+        snprintf(out, n, "%02x:%02x:%02x:%02x:%02x:%02x", v[0], v[1], v[2], v[3], v[4], v[5]);
+        return;
+    case FF_IP4:
+        if (!inet_ntop(AF_INET, v, out, (socklen_t)n))
+            snprintf(out, n, "?");
+        return;
+    case FF_IP6:
+        if (!inet_ntop(AF_INET6, v, out, (socklen_t)n))
+            snprintf(out, n, "?");
+        return;
+    case FF_DEC:
+    case FF_HEX:
+        if (size == 1) {
+            x = *v;
+        } else if (size == 2) {
+            uint16_t y;
+            memcpy(&y, v, 2);
+            x = y;
+        } else if (size == 4) {
+            uint32_t y;
+            memcpy(&y, v, 4);
+            x = y;
+        } else {
+            memcpy(&x, v, 8);
+        }
+        snprintf(out, n, kind == FF_HEX ? "0x%llx" : "%llu", (unsigned long long)x);
+        return;
+    }
+}
+
+void flow_format_masked(const struct flow_key *k, const struct flow_mask *m, char *buf,
+                        size_t size)
+{
+    struct fmt_buf f = {buf, size, true};
+    if (size)
+        buf[0] = '\0';
+    for (size_t i = 0; i < sizeof flow_fmt_fields / sizeof flow_fmt_fields[0]; i++) {
+        size_t off = flow_fmt_fields[i].off, n = flow_fmt_fields[i].size;
+        const uint8_t *mv = (const uint8_t *)&m->m + off;
+        if (bytes_zero(mv, n))
+            continue;
+        char val[INET6_ADDRSTRLEN], mask[INET6_ADDRSTRLEN];
+        flow_fmt_value((const uint8_t *)k + off, n, flow_fmt_fields[i].kind, val, sizeof val);
+        bool exact = true;
+        for (size_t b = 0; b < n; b++)
+            exact &= mv[b] == 0xff;
+        if (exact) {
+            fmt_add(&f, "%s=%s", flow_fmt_fields[i].name, val);
+        } else {
+            flow_fmt_value(mv, n, flow_fmt_fields[i].kind, mask, sizeof mask);
+            fmt_add(&f, "%s=%s/%s", flow_fmt_fields[i].name, val, mask);
+        }
+    }
 }

@@ -128,4 +128,12 @@ uint32_t flow_hash(const struct flow_key *k, uint32_t basis);
  * of 'k' into buf (always NUL-terminated). */
 void flow_format(const struct flow_key *k, char *buf, size_t size);
 
+/* Writes the fields a mask covers, each "name=value" (the key's value), or
+ * "name=value/mask" where the mask covers part of the field, in key order
+ * (a megaflow as `flowswitch ctl megaflow-show` lists it); nothing for an
+ * empty mask. Numbers in decimal, flags and types in hex, addresses as
+ * addresses. buf is always NUL-terminated. */
+void flow_format_masked(const struct flow_key *k, const struct flow_mask *m, char *buf,
+                        size_t size);
+
 #endif

@@ -1059,6 +1059,34 @@ static void test_table_many(void **state)
     rule_table_destroy(t);
 }
 
+/* A rule's match as flow_format_masked() writes it: the fields its mask
+ * covers, with /mask for the partial ones, in key order. */
+static void test_format_masked(void **state)
+{
+    (void)state;
+    char buf[512];
+    struct rule *r = parse_ok("priority=5,in_port=p2,ip,nw_dst=10.0.0.0/8,tcp,tp_dst=80,"
+                              "dl_src=02:00:00:00:00:01 actions=drop");
+    flow_format_masked(&r->match, &r->mask, buf, sizeof buf);
+    assert_string_equal(buf, "in_port=2,dl_type=0x800,dl_src=02:00:00:00:00:01,tp_dst=80,"
+                             "nw_dst=10.0.0.0/255.0.0.0,nw_proto=6");
+    rule_free(r);
+    r = parse_ok("ipv6,ipv6_src=2001:db8::/32,udp6,tp_src=0x100/0xff00 actions=drop");
+    flow_format_masked(&r->match, &r->mask, buf, sizeof buf);
+    assert_string_equal(buf, "dl_type=0x86dd,tp_src=256/65280,ipv6_src=2001:db8::/ffff:ffff::,"
+                             "nw_proto=17");
+    rule_free(r);
+    r = parse_ok("actions=drop");
+    flow_format_masked(&r->match, &r->mask, buf, sizeof buf);
+    assert_string_equal(buf, "");
+    /* A short buffer is cut, never overrun. */
+    r->mask.m.in_port = UINT32_MAX;
+    r->match.in_port = 12345;
+    flow_format_masked(&r->match, &r->mask, buf, 8);
+    assert_string_equal(buf, "in_port");
+    rule_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1085,6 +1113,7 @@ int main(void)
         cmocka_unit_test(test_table_action_list_outlives_rule),
         cmocka_unit_test(test_table_wildcards),
         cmocka_unit_test(test_table_many),
+        cmocka_unit_test(test_format_masked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
