@@ -208,6 +208,35 @@ int dp_knobs_set(struct dp_knobs *k, const char *name, const char *value, char *
     return 1;
 }
 
+int dp_knobs_get(const struct dp_knobs *k, const char *name, char *buf, size_t size)
+{
+    for (size_t i = 0; i < DP_N_UINT_KNOBS; i++) {
+        if (strcmp(name, dp_uint_knobs[i].name))
+            continue;
+        uint32_t v;
+        memcpy(&v, (const char *)k + dp_uint_knobs[i].off, sizeof v);
+        snprintf(buf, size, "%u", (unsigned)v);
+        return 0;
+    }
+    for (size_t i = 0; i < DP_N_WORD_KNOBS; i++) {
+        if (strcmp(name, dp_word_knobs[i].name))
+            continue;
+        bool yes;
+        memcpy(&yes, (const char *)k + dp_word_knobs[i].off, sizeof yes);
+        snprintf(buf, size, "%s", yes ? dp_word_knobs[i].yes : dp_word_knobs[i].no);
+        return 0;
+    }
+    return -1;
+}
+
+bool dp_knob_is_live(const char *name)
+{
+    for (size_t i = 0; dp_live_knobs[i]; i++)
+        if (!strcmp(name, dp_live_knobs[i]))
+            return true;
+    return false;
+}
+
 void dp_knobs_names(char *buf, size_t size)
 {
     size_t used = 0;
@@ -501,9 +530,7 @@ const struct rule_table *dp_rules(const struct dp *dp)
 int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err,
                    size_t errlen)
 {
-    bool live = false;
-    for (size_t i = 0; dp_live_knobs[i]; i++)
-        live |= !strcmp(name, dp_live_knobs[i]);
+    bool live = dp_knob_is_live(name);
     struct dp_knobs k = dp->knobs;
     int rc = dp_knobs_set(&k, name, value, err, errlen);
     if (rc > 0) {
@@ -540,6 +567,8 @@ const struct dp_knobs *dp_get_knobs(const struct dp *dp)
 }
 
 /* ---- PMDs ----------------------------------------------------------------- */
+
+static void dp_pmd_serve_request(struct dp_pmd *pmd);
 
 static void dp_pmd_apply_knobs(struct dp_pmd *pmd, const struct dp_knobs *k)
 {
@@ -748,8 +777,9 @@ void dp_pmd_destroy(struct dp_pmd *pmd)
 
 /* The PMD's quiescent point, at the start of every poll: takes a new rule
  * table or knob set published by the control thread, after sending what
- * it queued under the old ones. Two loads when nothing changed. */
-static void dp_pmd_quiesce(struct dp_pmd *pmd)
+ * it queued under the old ones, then serves a posted request. Four loads
+ * when nothing changed. */
+void dp_pmd_sync(struct dp_pmd *pmd)
 {
     struct dp *dp = pmd->dp;
     const struct rule_table *t = atomic_load_explicit(&dp->rules, memory_order_acquire);
@@ -822,7 +852,7 @@ static struct dp_megaflow_dump *dp_pmd_dump(const struct dp_pmd *pmd)
     return d;
 }
 
-void dp_pmd_serve_request(struct dp_pmd *pmd)
+static void dp_pmd_serve_request(struct dp_pmd *pmd)
 {
     uint64_t posted = atomic_load_explicit(&pmd->req_posted, memory_order_acquire);
     if (posted == atomic_load_explicit(&pmd->req_done, memory_order_relaxed))
@@ -1257,7 +1287,7 @@ unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
     unsigned total = 0;
 
     pmd->now = now;
-    dp_pmd_quiesce(pmd);
+    dp_pmd_sync(pmd);
     pmd->n[DP_STAT_ITERATIONS]++;
     if (pmd->n_rxqs) {
         for (unsigned i = 0; i < pmd->n_rxqs; i++) {

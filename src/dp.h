@@ -69,6 +69,13 @@ int dp_knobs_set(struct dp_knobs *k, const char *name, const char *value, char *
 /* The knob names, comma separated, for "unknown knob" messages. */
 void dp_knobs_names(char *buf, size_t size);
 
+/* Writes knob 'name' of k in its text form (what dp_knobs_set() reads).
+ * Returns 0, or -1 if 'name' is not a datapath knob. */
+int dp_knobs_get(const struct dp_knobs *k, const char *name, char *buf, size_t size);
+
+/* True if dp_knob_update() can change knob 'name' while PMDs run. */
+bool dp_knob_is_live(const char *name);
+
 /* ---- datapath and ports ------------------------------------------------- */
 
 /* Creates an empty datapath. Returns 0, or -1 with the reason in err (a
@@ -226,7 +233,7 @@ const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd);
  * the start of its next dp_pmd_poll(). One request per PMD at a time: post
  * it, then wait until it is done (with a timeout of the caller's: a
  * stalled PMD never answers). A PMD that no thread polls is served by
- * whoever owns it, with dp_pmd_serve_request(). Posting, checking and
+ * whoever owns it, with dp_pmd_sync(). Posting, checking and
  * taking the result are control-side calls (one thread at a time). */
 enum dp_pmd_request {
     DP_PMD_REQ_MEGAFLOW_FLUSH = 1, /* delete every megaflow, empty the EMC and SMC */
@@ -253,9 +260,10 @@ int dp_pmd_request_post(struct dp_pmd *pmd, enum dp_pmd_request req);
 /* True once the last request posted has been served (also when none was). */
 bool dp_pmd_request_done(const struct dp_pmd *pmd);
 
-/* Serves a posted request, if any: on the PMD's own thread (dp_pmd_poll()
- * calls it), or by the owner of a PMD no thread polls. */
-void dp_pmd_serve_request(struct dp_pmd *pmd);
+/* The quiescent point without a poll: takes pending rule and knob changes
+ * (after flushing the output queues) and serves a posted request. For the
+ * owner of a PMD that no thread polls (dp_pmd_poll() starts with it). */
+void dp_pmd_sync(struct dp_pmd *pmd);
 
 /* After a DUMP request is done: its result (the caller frees it with
  * dp_megaflow_dump_free()), or NULL if there is none. */

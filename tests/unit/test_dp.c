@@ -374,6 +374,16 @@ static void test_live_cache_knobs(void **state)
     assert_int_equal(dp_knob_update(f.dp, "smc", "off", err, sizeof err), 0);
     assert_int_equal(dp_knob_update(f.dp, "emc-insert-inv-prob", "0", err, sizeof err), 0);
     assert_false(dp_get_knobs(f.dp)->smc);
+    char v[32];
+    assert_int_equal(dp_knobs_get(dp_get_knobs(f.dp), "smc", v, sizeof v), 0);
+    assert_string_equal(v, "off");
+    assert_int_equal(dp_knobs_get(dp_get_knobs(f.dp), "emc-insert-inv-prob", v, sizeof v), 0);
+    assert_string_equal(v, "0");
+    assert_int_equal(dp_knobs_get(dp_get_knobs(f.dp), "emc-entries", v, sizeof v), 0);
+    assert_string_equal(v, "8192");
+    assert_int_equal(dp_knobs_get(dp_get_knobs(f.dp), "nonsense", v, sizeof v), -1);
+    assert_true(dp_knob_is_live("smc") && dp_knob_is_live("tx-retries"));
+    assert_false(dp_knob_is_live("emc-entries") || dp_knob_is_live("nonsense"));
     fcache_get_memory(dp_pmd_fcache(f.pmd), &m);
     assert_true(m.smc > 0 && m.emc > 0); /* not before the PMD's next poll */
     assert_int_equal(dp_pmd_poll(f.pmd, 0), 0);
@@ -470,7 +480,7 @@ static void test_pmd_requests(void **state)
     assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS], 2);
     assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS_FLUSHED], 0);
     assert_int_equal(dp_pmd_request_post(f.pmd, DP_PMD_REQ_MEGAFLOW_FLUSH), 0);
-    dp_pmd_serve_request(f.pmd);
+    dp_pmd_sync(f.pmd);
     assert_true(dp_pmd_request_done(f.pmd));
     assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS], 0);
     assert_int_equal(snap(&f)->fcache.n[FCACHE_STAT_MEGAFLOWS_FLUSHED], 2);
