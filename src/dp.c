@@ -522,6 +522,15 @@ int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *e, const char *orig
     return 0;
 }
 
+bool dp_pmd_current(const struct dp_pmd *pmd)
+{
+    const struct dp *dp = pmd->dp;
+    return atomic_load_explicit(&pmd->rules, memory_order_acquire) ==
+               atomic_load_explicit(&dp->rules, memory_order_relaxed) &&
+           atomic_load_explicit(&pmd->knobs_ptr, memory_order_acquire) ==
+               atomic_load_explicit(&dp->live_knobs, memory_order_relaxed);
+}
+
 const struct rule_table *dp_rules(const struct dp *dp)
 {
     return atomic_load_explicit(&dp->rules, memory_order_relaxed);

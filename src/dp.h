@@ -156,6 +156,10 @@ const struct rule_table *dp_rules(const struct dp *dp);
  * many are still waiting for a PMD. */
 unsigned dp_rules_reclaim(struct dp *dp);
 
+/* True once the PMD works with the rule table and knob set published last
+ * (it passed its quiescent point since). Control side. */
+bool dp_pmd_current(const struct dp_pmd *pmd);
+
 /* Changes a knob at run time: tx-flush-interval, tx-retries (each PMD's
  * output queues), bad-csum, emc-insert-inv-prob and smc (each PMD's flow
  * caches: a cache turned off is freed, one turned on starts empty). The
