@@ -29,7 +29,7 @@ struct ka {
     pthread_mutex_t mu;      /* guards everything below */
     pthread_cond_t wake;     /* on CLOCK_MONOTONIC: stop the monitor */
     uint32_t interval_ms;
-    struct ka_pmd pmds[PMD_MAX];
+    struct ka_pmd pmds[KA_MAX_PMDS];
     pthread_t thread;
     bool running, stopping;
 };
@@ -63,8 +63,8 @@ int ka_create(unsigned n_pmds, uint32_t interval_ms, struct ka **out, char *err,
               size_t errlen)
 {
     *out = NULL;
-    if (n_pmds < 1 || n_pmds > PMD_MAX) {
-        fs_errf(err, errlen, "keep-alive: %u PMDs (1..%d)", n_pmds, PMD_MAX);
+    if (n_pmds < 1 || n_pmds > KA_MAX_PMDS) {
+        fs_errf(err, errlen, "keep-alive: %u PMDs (1..%d)", n_pmds, KA_MAX_PMDS);
         return -1;
     }
     if (interval_ms < KA_INTERVAL_MIN_MS || interval_ms > KA_INTERVAL_MAX_MS) {
@@ -73,7 +73,7 @@ int ka_create(unsigned n_pmds, uint32_t interval_ms, struct ka **out, char *err,
         return -1;
     }
     struct ka *ka = calloc(1, sizeof *ka);
-    struct ka_heartbeat *hb = pmd_aligned_alloc(n_pmds * sizeof *hb);
+    struct ka_heartbeat *hb = fs_aligned_alloc(n_pmds * sizeof *hb);
     pthread_condattr_t ca;
     bool ca_ok = ka && hb && !pthread_condattr_init(&ca);
     bool cond_ok = ca_ok && !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) &&
@@ -83,7 +83,7 @@ int ka_create(unsigned n_pmds, uint32_t interval_ms, struct ka **out, char *err,
     if (!cond_ok || pthread_mutex_init(&ka->mu, NULL)) {
         if (cond_ok)
             pthread_cond_destroy(&ka->wake);
-        pmd_aligned_free(hb);
+        fs_aligned_free(hb);
         free(ka);
         fs_errf(err, errlen, "keep-alive: out of memory");
         return -1;
@@ -106,7 +106,7 @@ void ka_destroy(struct ka *ka)
     ka_stop(ka);
     pthread_cond_destroy(&ka->wake);
     pthread_mutex_destroy(&ka->mu);
-    pmd_aligned_free(ka->hb);
+    fs_aligned_free(ka->hb);
     free(ka);
 }
 
@@ -243,6 +243,15 @@ int ka_start(struct ka *ka, char *err, size_t errlen)
 {
     if (ka->running)
         return 0;
+    /* A PMD's silence counts from the monitor's first check: beats missed
+     * while it was stopped (keep-alive off) are no stall. */
+    pthread_mutex_lock(&ka->mu);
+    for (unsigned i = 0; i < ka->n; i++) {
+        ka->pmds[i].counting = false;
+        if (!ka->pmds[i].idle)
+            ka->pmds[i].state = KA_ALIVE;
+    }
+    pthread_mutex_unlock(&ka->mu);
     ka->stopping = false;
     if (ctl_thread_start(&ka->thread, ka_main, ka, "fs-keepalive", err, errlen))
         return -1;

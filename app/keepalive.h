@@ -37,8 +37,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pmd.h"
+#include "sys.h"
 
+#define KA_MAX_PMDS 32 /* PMD_MAX (pmd.h checks) */
 #define KA_INTERVAL_DEFAULT_MS 1000
 #define KA_INTERVAL_MIN_MS 1
 #define KA_INTERVAL_MAX_MS 3600000
@@ -55,7 +56,7 @@ const char *ka_state_name(enum ka_state s);
 
 /* One PMD's heartbeat slot. Only that PMD writes it. */
 struct ka_heartbeat {
-    _Alignas(PMD_CACHE_LINE) _Atomic uint64_t beat; /* the PMD's iteration counter */
+    _Alignas(FS_CACHE_LINE) _Atomic uint64_t beat; /* the PMD's iteration counter */
     _Atomic int tid; /* the PMD thread's id (0: not attached yet) */
 };
 
@@ -81,7 +82,7 @@ struct ka_status {
 
 struct ka;
 
-/* Creates the heartbeat slots of n_pmds PMDs (1..PMD_MAX) and their
+/* Creates the heartbeat slots of n_pmds PMDs (1..KA_MAX_PMDS) and their
  * monitor state, interval_ms in KA_INTERVAL_MIN_MS..KA_INTERVAL_MAX_MS.
  * Returns 0, or -1 with the reason in err. */
 int ka_create(unsigned n_pmds, uint32_t interval_ms, struct ka **out, char *err,
@@ -121,7 +122,9 @@ json_t *ka_status_json(const struct ka_status *st, unsigned n, uint32_t interval
 
 /* Starts the monitor thread ("fs-keepalive", every signal blocked): a
  * ka_check() on the monotonic clock KA_CHECKS_PER_INTERVAL times per
- * interval. Returns 0 (also if it runs already) or -1 with err. */
+ * interval, every PMD's count starting afresh at the first (a restart
+ * after ka_stop() reports no stall for the time it was stopped). Returns
+ * 0 (also if it runs already) or -1 with err. */
 int ka_start(struct ka *ka, char *err, size_t errlen);
 
 /* Stops and joins the monitor thread; the states stay readable. */

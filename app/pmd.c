@@ -1,5 +1,5 @@
 /* pmd.c: PMD threads, rx/tx queue assignment, cycle accounting, stats. */
-#define _GNU_SOURCE /* CPU_SET, pthread_setaffinity_np */
+#define _GNU_SOURCE /* CPU_SET, pthread_setaffinity_np, pthread_setname_np, gettid */
 #include "pmd.h"
 
 #include <errno.h>
@@ -12,36 +12,23 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "keepalive.h"
 #include "netdev-provider.h"
 #include "report.h"
 #include "sys.h"
 #include "util.h"
 
+_Static_assert(KA_MAX_PMDS == PMD_MAX, "a keep-alive slot per PMD");
+
 #define PMD_PUBLISH_NS (100 * 1000 * 1000ull)
-
-/* posix_memalign keeps its own bookkeeping, so the pointer it returns is
- * the one free() takes: no offset games, and the pair below is the only
- * way per-PMD memory is allocated and released. */
-void *pmd_aligned_alloc(size_t size)
-{
-    size_t lines = size / PMD_CACHE_LINE + (size % PMD_CACHE_LINE != 0);
-    if (lines == 0)
-        lines = 1;
-    if (lines > SIZE_MAX / PMD_CACHE_LINE)
-        return NULL;
-    void *p = NULL;
-    if (posix_memalign(&p, PMD_CACHE_LINE, lines * PMD_CACHE_LINE) != 0)
-        return NULL;
-    memset(p, 0, lines * PMD_CACHE_LINE);
-    return p;
-}
-
-void pmd_aligned_free(void *p)
-{
-    free(p);
-}
+/* How long a PMD waits for a control request's answer between checks, and
+ * how long a stalled PMD (the test hook) sleeps between looks at its flags. */
+#define PMD_REQUEST_POLL_NS (50 * 1000ull)
+#define PMD_STALL_POLL_NS (1000 * 1000ull)
 
 /* ---- per-PMD state ------------------------------------------------------- */
 
@@ -56,9 +43,14 @@ struct pmd_hot {
 };
 
 /* Set by the control thread, read by the PMD on every iteration: a line of
- * its own so that the PMD's writes never invalidate it. */
+ * its own so that the PMD's writes never invalidate it. The PMD runs a
+ * loop specialised for the flags it last read and leaves it when they
+ * change: keep-alive off costs the loop nothing (not even a branch). */
+#define PMD_F_STOP 1u  /* leave the thread */
+#define PMD_F_KA 2u    /* beat the keep-alive heartbeat every iteration */
+#define PMD_F_STALL 4u /* test hook: stop polling (pmd_runtime_test_stall) */
 struct pmd_ctl {
-    atomic_bool stop;
+    atomic_uint flags;
 };
 
 /* Touched at start, stop and publication only. */
@@ -67,6 +59,7 @@ struct pmd_cold {
     pthread_t tid;
     bool running;
     int core;
+    struct ka_heartbeat *hb; /* this PMD's keep-alive slot (NULL: none) */
     pthread_mutex_t snap_lock;
     struct pmd_stats snap;
 };
@@ -329,10 +322,10 @@ int pmd_runtime_create(struct dp *dp, const struct pmd_config *cfg,
     rt->dp = dp;
     rt->cfg = *cfg;
     for (unsigned i = 0; i < cfg->n_pmds; i++) {
-        struct pmd_thread *t = pmd_aligned_alloc(sizeof *t);
+        struct pmd_thread *t = fs_aligned_alloc(sizeof *t);
         struct dp_pmd *dpp = t ? dp_pmd_create(dp) : NULL;
         if (!dpp) {
-            pmd_aligned_free(t);
+            fs_aligned_free(t);
             fs_errf(err, errlen, "out of memory");
             pmd_runtime_destroy(rt);
             return -1;
@@ -340,7 +333,7 @@ int pmd_runtime_create(struct dp *dp, const struct pmd_config *cfg,
         t->hot.dpp = dpp;
         t->hot.index = i;
         t->hot.idle_sleep_us = cfg->idle_sleep_us;
-        atomic_init(&t->ctl.stop, false);
+        atomic_init(&t->ctl.flags, 0);
         t->cold.rt = rt;
         t->cold.core = cfg->cores[i];
         pthread_mutex_init(&t->cold.snap_lock, NULL);
@@ -366,7 +359,7 @@ void pmd_runtime_destroy(struct pmd_runtime *rt)
     for (unsigned i = 0; i < rt->n_pmds; i++) {
         dp_pmd_destroy(rt->dpps[i]);
         pthread_mutex_destroy(&rt->pmds[i]->cold.snap_lock);
-        pmd_aligned_free(rt->pmds[i]);
+        fs_aligned_free(rt->pmds[i]);
     }
     for (unsigned p = 0; p < DP_MAX_PORTS; p++) {
         struct pmd_txlock *l = rt->txlocks[p];
@@ -391,6 +384,7 @@ static void pmd_collect(const struct pmd_thread *t, struct pmd_stats *st, uint64
     st->idle_cycles = t->hot.idle_cycles;
     st->time_ns = now;
     dp_pmd_stats(t->hot.dpp, &st->dp);
+    fcache_get_memory(dp_pmd_fcache(t->hot.dpp), &st->mem);
 }
 
 static void pmd_publish(struct pmd_thread *t, uint64_t now)
@@ -400,12 +394,65 @@ static void pmd_publish(struct pmd_thread *t, uint64_t now)
     pthread_mutex_unlock(&t->cold.snap_lock);
 }
 
-static void *pmd_main(void *arg)
+/* One poll iteration: the clock, the poll, the cycle accounting, the idle
+ * sleep and (with ka, a constant) the heartbeat. Returns the iteration's
+ * time. */
+static inline __attribute__((always_inline)) uint64_t
+pmd_iterate(struct pmd_thread *t, struct ka_heartbeat *hb, const bool ka)
 {
-    struct pmd_thread *t = arg;
-    struct pmd_runtime *rt = t->cold.rt;
-    struct dp_pmd *dpp = t->hot.dpp;
+    uint64_t c0 = fs_cycles();
+    uint64_t now = fs_mono_ns();
+    unsigned n = dp_pmd_poll(t->hot.dpp, now);
+    uint64_t c1 = fs_cycles();
+    if (n) {
+        t->hot.busy_cycles += c1 - c0;
+        t->hot.busy_iterations++;
+    } else {
+        t->hot.idle_cycles += c1 - c0;
+        t->hot.idle_iterations++;
+        if (t->hot.idle_sleep_us) {
+            struct timespec ts = {
+                .tv_sec = t->hot.idle_sleep_us / 1000000u,
+                .tv_nsec = (long)(t->hot.idle_sleep_us % 1000000u) * 1000,
+            };
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (ka)
+        ka_heartbeat_beat(hb, t->hot.busy_iterations + t->hot.idle_iterations);
+    return now;
+}
 
+/* Polls while the control flags stay 'flags'; inlined once with and once
+ * without the heartbeat. */
+static inline __attribute__((always_inline)) void
+pmd_loop(struct pmd_thread *t, unsigned flags, const bool ka)
+{
+    struct ka_heartbeat *hb = t->cold.hb;
+    while (atomic_load_explicit(&t->ctl.flags, memory_order_relaxed) == flags) {
+        uint64_t now = pmd_iterate(t, hb, ka);
+        if (now >= t->hot.next_publish_ns) {
+            pmd_publish(t, now);
+            t->hot.next_publish_ns = now + PMD_PUBLISH_NS;
+        }
+    }
+}
+
+static void pmd_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / FS_NSEC_PER_SEC),
+                          .tv_nsec = (long)(ns % FS_NSEC_PER_SEC)};
+    nanosleep(&ts, NULL);
+}
+
+/* Names, pins and prioritises the calling PMD thread. A pin or a priority
+ * the system refuses is reported and the PMD runs on without it. */
+static void pmd_thread_setup(struct pmd_thread *t)
+{
+    const struct pmd_config *cfg = &t->cold.rt->cfg;
+    char name[16];
+    snprintf(name, sizeof name, "pmd-%u", t->hot.index);
+    pthread_setname_np(pthread_self(), name);
     if (t->cold.core >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -415,31 +462,34 @@ static void *pmd_main(void *arg)
             fprintf(stderr, "flowswitch: pmd %u: cannot pin to core %d: %s\n",
                     t->hot.index, t->cold.core, strerror(rc));
     }
-    if (rt->cfg.thread_start && rt->cfg.thread_start() != 0)
+    if (cfg->priority_set && setpriority(PRIO_PROCESS, (id_t)gettid(), cfg->priority))
+        fprintf(stderr, "flowswitch: pmd %u: cannot set priority (nice) %d: %s; "
+                        "running at the default\n",
+                t->hot.index, cfg->priority, strerror(errno));
+    if (cfg->thread_start && cfg->thread_start() != 0)
         fprintf(stderr, "flowswitch: pmd %u: thread registration failed\n", t->hot.index);
+    if (t->cold.hb)
+        ka_heartbeat_attach(t->cold.hb);
+}
 
-    while (!atomic_load_explicit(&t->ctl.stop, memory_order_relaxed)) {
-        uint64_t c0 = fs_cycles();
-        uint64_t now = fs_mono_ns();
-        unsigned n = dp_pmd_poll(dpp, now);
-        uint64_t c1 = fs_cycles();
-        if (n) {
-            t->hot.busy_cycles += c1 - c0;
-            t->hot.busy_iterations++;
+static void *pmd_main(void *arg)
+{
+    struct pmd_thread *t = arg;
+    struct pmd_runtime *rt = t->cold.rt;
+    struct dp_pmd *dpp = t->hot.dpp;
+
+    pmd_thread_setup(t);
+    for (;;) {
+        unsigned f = atomic_load_explicit(&t->ctl.flags, memory_order_relaxed);
+        if (f & PMD_F_STOP)
+            break;
+        if (f & PMD_F_STALL) {
+            while (atomic_load_explicit(&t->ctl.flags, memory_order_relaxed) == f)
+                pmd_sleep_ns(PMD_STALL_POLL_NS);
+        } else if (f & PMD_F_KA) {
+            pmd_loop(t, f, true);
         } else {
-            t->hot.idle_cycles += c1 - c0;
-            t->hot.idle_iterations++;
-            if (t->hot.idle_sleep_us) {
-                struct timespec ts = {
-                    .tv_sec = t->hot.idle_sleep_us / 1000000u,
-                    .tv_nsec = (long)(t->hot.idle_sleep_us % 1000000u) * 1000,
-                };
-                nanosleep(&ts, NULL);
-            }
-        }
-        if (now >= t->hot.next_publish_ns) {
-            pmd_publish(t, now);
-            t->hot.next_publish_ns = now + PMD_PUBLISH_NS;
+            pmd_loop(t, f, false);
         }
     }
     uint64_t end = fs_mono_ns();
@@ -448,6 +498,19 @@ static void *pmd_main(void *arg)
     if (rt->cfg.thread_stop)
         rt->cfg.thread_stop();
     return NULL;
+}
+
+void pmd_runtime_iterate(struct pmd_runtime *rt, unsigned i, uint64_t n)
+{
+    struct pmd_thread *t = rt->pmds[i];
+    if (atomic_load_explicit(&t->ctl.flags, memory_order_relaxed) & PMD_F_KA) {
+        struct ka_heartbeat *hb = t->cold.hb;
+        for (uint64_t k = 0; k < n; k++)
+            (void)pmd_iterate(t, hb, true);
+    } else {
+        for (uint64_t k = 0; k < n; k++)
+            (void)pmd_iterate(t, NULL, false);
+    }
 }
 
 int pmd_runtime_start(struct pmd_runtime *rt, char *err, size_t errlen)
@@ -464,6 +527,7 @@ int pmd_runtime_start(struct pmd_runtime *rt, char *err, size_t errlen)
             continue;
         }
         int rc = pthread_create(&t->cold.tid, NULL, pmd_main, t);
+        /* Requests from here on go through the thread (pmd_runtime_request). */
         if (rc) {
             fs_errf(err, errlen, "pmd %u: cannot create thread: %s", i, strerror(rc));
             pmd_runtime_stop(rt);
@@ -478,7 +542,7 @@ int pmd_runtime_start(struct pmd_runtime *rt, char *err, size_t errlen)
 void pmd_runtime_stop(struct pmd_runtime *rt)
 {
     for (unsigned i = 0; i < rt->n_pmds; i++)
-        atomic_store(&rt->pmds[i]->ctl.stop, true);
+        atomic_fetch_or(&rt->pmds[i]->ctl.flags, PMD_F_STOP);
     for (unsigned i = 0; i < rt->n_pmds; i++) {
         struct pmd_thread *t = rt->pmds[i];
         if (t->cold.running) {
@@ -508,6 +572,93 @@ void pmd_runtime_snapshot(struct pmd_runtime *rt, unsigned i, struct pmd_stats *
     pthread_mutex_unlock(&t->cold.snap_lock);
 }
 
+bool pmd_runtime_running(const struct pmd_runtime *rt, unsigned i)
+{
+    return i < rt->n_pmds && rt->pmds[i]->cold.running;
+}
+
+/* ---- keep-alive ------------------------------------------------------------- */
+
+void pmd_runtime_set_keepalive(struct pmd_runtime *rt, struct ka *ka)
+{
+    for (unsigned i = 0; i < rt->n_pmds; i++) {
+        rt->pmds[i]->cold.hb = ka ? ka_heartbeat(ka, i) : NULL;
+        if (ka)
+            ka_set_idle(ka, i, dp_pmd_n_rxqs(rt->dpps[i]) == 0);
+    }
+}
+
+void pmd_runtime_keepalive(struct pmd_runtime *rt, bool on)
+{
+    for (unsigned i = 0; i < rt->n_pmds; i++) {
+        struct pmd_thread *t = rt->pmds[i];
+        if (on && t->cold.hb)
+            atomic_fetch_or(&t->ctl.flags, PMD_F_KA);
+        else
+            atomic_fetch_and(&t->ctl.flags, ~PMD_F_KA);
+    }
+}
+
+void pmd_runtime_test_stall(struct pmd_runtime *rt, unsigned i, bool stall)
+{
+    if (i >= rt->n_pmds)
+        return;
+    if (stall)
+        atomic_fetch_or(&rt->pmds[i]->ctl.flags, PMD_F_STALL);
+    else
+        atomic_fetch_and(&rt->pmds[i]->ctl.flags, ~PMD_F_STALL);
+}
+
+/* ---- requests ------------------------------------------------------------------ */
+
+unsigned pmd_runtime_request(struct pmd_runtime *rt, enum dp_pmd_request req,
+                             unsigned timeout_ms, bool answered[PMD_MAX])
+{
+    uint64_t deadline = fs_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+    bool posted[PMD_MAX] = {false};
+    unsigned missing;
+    for (;;) {
+        missing = 0;
+        for (unsigned i = 0; i < rt->n_pmds; i++) {
+            struct dp_pmd *dpp = rt->dpps[i];
+            /* A PMD whose previous request is still pending (it was
+             * stalled) gets this one once it answered that. */
+            if (!posted[i] && dp_pmd_request_post(dpp, req) == 0) {
+                posted[i] = true;
+                if (!rt->pmds[i]->cold.running)
+                    dp_pmd_sync(dpp); /* no thread polls it */
+            }
+            answered[i] = posted[i] && dp_pmd_request_done(dpp);
+            missing += !answered[i];
+        }
+        if (!missing || fs_mono_ns() >= deadline)
+            break;
+        pmd_sleep_ns(PMD_REQUEST_POLL_NS);
+    }
+    return missing;
+}
+
+void pmd_runtime_sync_idle(struct pmd_runtime *rt)
+{
+    for (unsigned i = 0; i < rt->n_pmds; i++)
+        if (!rt->pmds[i]->cold.running)
+            dp_pmd_sync(rt->dpps[i]);
+}
+
+uint32_t pmd_runtime_lagging(const struct pmd_runtime *rt)
+{
+    uint32_t lag = 0;
+    for (unsigned i = 0; i < rt->n_pmds; i++)
+        if (!dp_pmd_current(rt->dpps[i]))
+            lag |= 1u << i;
+    return lag;
+}
+
+struct dp_megaflow_dump *pmd_runtime_take_dump(struct pmd_runtime *rt, unsigned i)
+{
+    return i < rt->n_pmds ? dp_pmd_take_dump(rt->dpps[i]) : NULL;
+}
+
 /* ---- reporting ---------------------------------------------------------- */
 
 /* Estimated cycle-counter rate (ticks per ns) since the runtime was created. */
@@ -518,10 +669,42 @@ static double pmd_cycles_per_ns(const struct pmd_runtime *rt)
     return ns ? (double)cy / (double)ns : 1.0;
 }
 
+void pmd_runtime_report(struct pmd_runtime *rt, unsigned i, const struct pmd_stats *cur,
+                        const struct pmd_stats *base, FILE *out, bool json)
+{
+    uint64_t base_ns = base ? base->time_ns : rt->start_ns;
+    struct report_pmd rp = {
+        .index = i,
+        .core = rt->pmds[i]->cold.core,
+        .n_rxqs = dp_pmd_n_rxqs(rt->dpps[i]),
+        .secs = cur->time_ns > base_ns ? (double)(cur->time_ns - base_ns) / 1e9 : 0.0,
+        .cycles_per_ns = pmd_cycles_per_ns(rt),
+        .busy_iterations = cur->busy_iterations,
+        .idle_iterations = cur->idle_iterations,
+        .busy_cycles = cur->busy_cycles,
+        .idle_cycles = cur->idle_cycles,
+        .d = &cur->dp,
+    };
+    struct dp_stats *d = NULL;
+    if (base) {
+        rp.busy_iterations -= base->busy_iterations;
+        rp.idle_iterations -= base->idle_iterations;
+        rp.busy_cycles -= base->busy_cycles;
+        rp.idle_cycles -= base->idle_cycles;
+        d = malloc(sizeof *d);
+        if (!d)
+            return;
+        *d = cur->dp;
+        dp_stats_sub(d, &base->dp);
+        rp.d = d;
+    }
+    report_pmd(out, json, &rp, dp_n_ports(rt->dp));
+    free(d);
+}
+
 void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
                              FILE *out, bool json)
 {
-    double cpns = pmd_cycles_per_ns(rt);
     struct pmd_stats *cur = malloc(sizeof *cur);
     if (!cur)
         return;
@@ -529,40 +712,11 @@ void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
         fprintf(out, "{\"type\": \"pmd-stats\", \"pmds\": [");
     for (unsigned i = 0; i < rt->n_pmds; i++) {
         pmd_runtime_snapshot(rt, i, cur);
-        uint64_t base_ns = prev ? prev[i].time_ns : rt->start_ns;
-        struct report_pmd rp = {
-            .index = i,
-            .core = rt->pmds[i]->cold.core,
-            .n_rxqs = dp_pmd_n_rxqs(rt->dpps[i]),
-            .secs = cur->time_ns > base_ns ? (double)(cur->time_ns - base_ns) / 1e9 : 0.0,
-            .cycles_per_ns = cpns,
-            .busy_iterations = cur->busy_iterations,
-            .idle_iterations = cur->idle_iterations,
-            .busy_cycles = cur->busy_cycles,
-            .idle_cycles = cur->idle_cycles,
-        };
-        if (prev) {
-            rp.busy_iterations -= prev[i].busy_iterations;
-            rp.idle_iterations -= prev[i].idle_iterations;
-            rp.busy_cycles -= prev[i].busy_cycles;
-            rp.idle_cycles -= prev[i].idle_cycles;
-            struct dp_stats *d = malloc(sizeof *d);
-            if (!d)
-                break;
-            *d = cur->dp;
-            dp_stats_sub(d, &prev[i].dp);
-            rp.d = d;
-            if (json && i)
-                fprintf(out, ", ");
-            report_pmd(out, json, &rp, dp_n_ports(rt->dp));
-            free(d);
+        if (json && i)
+            fprintf(out, ", ");
+        pmd_runtime_report(rt, i, cur, prev ? &prev[i] : NULL, out, json);
+        if (prev)
             prev[i] = *cur;
-        } else {
-            rp.d = &cur->dp;
-            if (json && i)
-                fprintf(out, ", ");
-            report_pmd(out, json, &rp, dp_n_ports(rt->dp));
-        }
     }
     if (json)
         fprintf(out, "]}\n");

@@ -23,21 +23,20 @@
 #include <stdio.h>
 
 #include "dp.h"
+#include "sys.h"
 
 #define PMD_MAX 32
 #define PMD_MAX_AFFINITY 256
 
 /* Cache line of the target: the per-PMD layout is padded to it. */
-#if defined(__aarch64__) || defined(__powerpc64__)
-#define PMD_CACHE_LINE 128
-#else
-#define PMD_CACHE_LINE 64
-#endif
-
+#define PMD_CACHE_LINE FS_CACHE_LINE
 
 struct pmd_config {
     unsigned n_pmds;     /* 1..PMD_MAX */
     int cores[PMD_MAX];  /* CPU to pin PMD i to, -1: not pinned */
+    bool priority_set;   /* set the PMD threads' nice value to 'priority' */
+    int priority;        /* -20..19; a value the system refuses is reported
+                          * and the PMD runs at the default */
     struct dp_rxq_pin affinity[PMD_MAX_AFFINITY]; /* pmd: the PMD index */
     unsigned n_affinity;
     uint32_t idle_sleep_us; /* 0: busy poll; else sleep this long when idle */
@@ -68,6 +67,7 @@ struct pmd_stats {
     uint64_t busy_cycles, idle_cycles;
     uint64_t time_ns;     /* monotonic time of the snapshot */
     struct dp_stats dp;
+    struct fcache_memory mem; /* the PMD's flow caches */
 };
 
 struct pmd_runtime;
@@ -77,8 +77,12 @@ struct pmd_runtime;
 int pmd_runtime_create(struct dp *dp, const struct pmd_config *cfg,
                        struct pmd_runtime **out, char *err, size_t errlen);
 
-/* Starts one thread per PMD that has rx queues. Returns 0 or -1. */
+/* Starts one thread per PMD that has rx queues, named "pmd-N", pinned
+ * and prioritised as configured. Returns 0 or -1. */
 int pmd_runtime_start(struct pmd_runtime *rt, char *err, size_t errlen);
+
+/* True if PMD i has a thread (it has rx queues and the runtime runs). */
+bool pmd_runtime_running(const struct pmd_runtime *rt, unsigned i);
 
 /* Asks every PMD to stop, waits for them (each flushes its queues), and
  * takes a final snapshot. Safe to call twice. */
@@ -103,13 +107,58 @@ void pmd_runtime_snapshot(struct pmd_runtime *rt, unsigned i, struct pmd_stats *
 void pmd_runtime_print_stats(struct pmd_runtime *rt, struct pmd_stats *prev,
                              FILE *out, bool json);
 
+/* ---- keep-alive (keepalive.h) ---- */
+
+struct ka;
+
+/* Gives PMD i the heartbeat slot i of ka (NULL: none) and marks the PMDs
+ * without rx queues IDLE there. Before pmd_runtime_start(). */
+void pmd_runtime_set_keepalive(struct pmd_runtime *rt, struct ka *ka);
+
+/* Makes every PMD beat its heartbeat once per poll iteration (on) or not
+ * (off), from its next iteration; any thread. A PMD runs its poll loop
+ * specialised for keep-alive on or off, so off costs the loop nothing. */
+void pmd_runtime_keepalive(struct pmd_runtime *rt, bool on);
+
+/* Test hook: PMD i stops polling (and beating) until released, as a PMD
+ * stuck in a device call would. */
+void pmd_runtime_test_stall(struct pmd_runtime *rt, unsigned i, bool stall);
+
+/* Runs n iterations of PMD i's poll loop (keep-alive as set) on the
+ * calling thread, without publishing: for a PMD that is not started, to
+ * count the loop's instructions (bench/bench_keepalive.c). */
+void pmd_runtime_iterate(struct pmd_runtime *rt, unsigned i, uint64_t n);
+
+/* ---- requests served at the PMDs' quiescent point (dp.h) ---- */
+
+/* Posts req to every PMD (a PMD with no thread is served here) and waits
+ * up to timeout_ms for their answers; answered[i] says which came. Returns
+ * how many did not answer: a stalled PMD keeps its request and serves it
+ * when it resumes; the next call waits for that first. Control side only,
+ * one thread at a time. */
+unsigned pmd_runtime_request(struct pmd_runtime *rt, enum dp_pmd_request req,
+                             unsigned timeout_ms, bool answered[PMD_MAX]);
+
+/* Makes the PMDs that have no thread take pending rule and knob changes
+ * (dp_pmd_sync()), so that replaced tables can be freed. Control side. */
+void pmd_runtime_sync_idle(struct pmd_runtime *rt);
+
+/* Bit i set: PMD i has not taken the rule table or knob set published
+ * last (dp_pmd_current()). Control side. */
+uint32_t pmd_runtime_lagging(const struct pmd_runtime *rt);
+
+/* After a DUMP request PMD i answered: its megaflows (free with
+ * dp_megaflow_dump_free()), NULL if none. */
+struct dp_megaflow_dump *pmd_runtime_take_dump(struct pmd_runtime *rt, unsigned i);
+
+/* Writes PMD i's statistics between the snapshots base (NULL: since the
+ * runtime started) and cur, as one text block or one JSON object
+ * (report_pmd()). */
+void pmd_runtime_report(struct pmd_runtime *rt, unsigned i, const struct pmd_stats *cur,
+                        const struct pmd_stats *base, FILE *out, bool json);
+
 /* Prints the rx queue and tx queue assignment. */
 void pmd_runtime_print_assignment(const struct pmd_runtime *rt, FILE *out);
-
-/* Aligned allocation, size rounded up to whole cache lines; free with
- * pmd_aligned_free only. */
-void *pmd_aligned_alloc(size_t size);
-void pmd_aligned_free(void *p);
 
 /* `flowswitch run`: see app/run.c. */
 int fs_cmd_run(int argc, char **argv);

@@ -1,8 +1,10 @@
-/* sys.c: monotonic clock, cycle counter, mkdir -p. */
+/* sys.c: monotonic clock, cycle counter, mkdir -p, aligned memory. */
 #include "sys.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -47,4 +49,25 @@ int fs_mkdir_p(const char *path)
     if (mkdir(buf, 0777) && errno != EEXIST)
         return -errno;
     return 0;
+}
+
+/* posix_memalign keeps its own bookkeeping, so the pointer it returns is
+ * the one free() takes: no offset games. */
+void *fs_aligned_alloc(size_t size)
+{
+    size_t lines = size / FS_CACHE_LINE + (size % FS_CACHE_LINE != 0);
+    if (lines == 0)
+        lines = 1;
+    if (lines > SIZE_MAX / FS_CACHE_LINE)
+        return NULL;
+    void *p = NULL;
+    if (posix_memalign(&p, FS_CACHE_LINE, lines * FS_CACHE_LINE) != 0)
+        return NULL;
+    memset(p, 0, lines * FS_CACHE_LINE);
+    return p;
+}
+
+void fs_aligned_free(void *p)
+{
+    free(p);
 }

@@ -37,7 +37,7 @@ static struct ka *make(unsigned n, uint32_t interval_ms)
 
 static struct ka_status status_of(struct ka *ka, unsigned pmd)
 {
-    struct ka_status st[PMD_MAX];
+    struct ka_status st[KA_MAX_PMDS];
     ka_get_status(ka, st, ka_n_pmds(ka));
     return st[pmd];
 }
@@ -53,18 +53,18 @@ static void test_names_and_limits(void **state)
     char err[128];
     assert_int_equal(ka_create(0, 1000, &ka, err, sizeof err), -1);
     assert_string_equal(err, "keep-alive: 0 PMDs (1..32)");
-    assert_int_equal(ka_create(PMD_MAX + 1, 1000, &ka, err, sizeof err), -1);
+    assert_int_equal(ka_create(KA_MAX_PMDS + 1, 1000, &ka, err, sizeof err), -1);
     assert_int_equal(ka_create(2, 0, &ka, err, sizeof err), -1);
     assert_string_equal(err, "keep-alive interval 0 ms (1..3600000)");
     assert_null(ka);
 
-    ka = make(PMD_MAX, KA_INTERVAL_DEFAULT_MS);
+    ka = make(KA_MAX_PMDS, KA_INTERVAL_DEFAULT_MS);
     assert_int_equal(ka_interval_ms(ka), 1000);
     ka_set_interval(ka, 0);
     assert_int_equal(ka_interval_ms(ka), KA_INTERVAL_MIN_MS);
     ka_set_interval(ka, UINT32_MAX);
     assert_int_equal(ka_interval_ms(ka), KA_INTERVAL_MAX_MS);
-    assert_null(ka_heartbeat(ka, PMD_MAX));
+    assert_null(ka_heartbeat(ka, KA_MAX_PMDS));
     ka_destroy(ka);
     ka_destroy(NULL);
 }
@@ -74,12 +74,12 @@ static void test_slots_own_lines(void **state)
 {
     (void)state;
     struct ka *ka = make(8, 1000);
-    assert_int_equal(sizeof(struct ka_heartbeat), PMD_CACHE_LINE);
+    assert_int_equal(sizeof(struct ka_heartbeat), FS_CACHE_LINE);
     for (unsigned i = 0; i < 8; i++) {
         uintptr_t a = (uintptr_t)ka_heartbeat(ka, i);
-        assert_int_equal(a % PMD_CACHE_LINE, 0);
+        assert_int_equal(a % FS_CACHE_LINE, 0);
         if (i)
-            assert_true(a - (uintptr_t)ka_heartbeat(ka, i - 1) >= PMD_CACHE_LINE);
+            assert_true(a - (uintptr_t)ka_heartbeat(ka, i - 1) >= FS_CACHE_LINE);
     }
     ka_destroy(ka);
 }
