@@ -101,6 +101,38 @@ static void report_fcache_json(FILE *out, const struct fcache_stats *s)
     fprintf(out, "}");
 }
 
+void report_drops(FILE *out, bool json, const struct dp_stats *s)
+{
+    uint64_t total = 0;
+    for (int r = 0; r < DROP_N_REASONS; r++)
+        total += s->drops[r];
+    if (json) {
+        fprintf(out, "{\"total\": %" PRIu64 ", \"drops\": {", total);
+        for (int r = 0; r < DROP_N_REASONS; r++)
+            fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
+                    drop_reason_name((enum drop_reason)r), s->drops[r]);
+        fprintf(out, "}, \"parse_errors\": {");
+        for (int r = 1; r < PARSE_N_RESULTS; r++)
+            fprintf(out, "%s\"%s\": %" PRIu64, r > 1 ? ", " : "",
+                    parse_result_name((enum parse_result)r), s->parse[r]);
+        fprintf(out, "}}\n");
+        return;
+    }
+    fprintf(out, "drops:%s\n", total ? "" : " none");
+    for (int r = 0; r < DROP_N_REASONS; r++)
+        if (s->drops[r])
+            fprintf(out, "  %-24s %10" PRIu64 "  %s\n", drop_reason_name((enum drop_reason)r),
+                    s->drops[r], drop_reason_desc((enum drop_reason)r));
+    for (int r = 1; r < PARSE_N_RESULTS; r++) {
+        char name[64];
+        if (!s->parse[r])
+            continue;
+        snprintf(name, sizeof name, "parse_error/%s", parse_result_name((enum parse_result)r));
+        fprintf(out, "  %-24s %10" PRIu64 "  %s\n", name, s->parse[r],
+                parse_result_desc((enum parse_result)r));
+    }
+}
+
 void report_summary(FILE *out, bool json, const struct dp *dp, const struct dp_stats *s,
                     const char *cfg_path, uint64_t changes_applied)
 {
@@ -182,19 +214,7 @@ void report_summary(FILE *out, bool json, const struct dp *dp, const struct dp_s
                 port.name, port.type, v.rx_packets, v.rx_bytes, v.tx_packets, v.tx_bytes,
                 v.tx_dropped, v.send_calls, caps);
     }
-    fprintf(out, "drops:%s\n", t.dropped ? "" : " none");
-    for (int r = 0; r < DROP_N_REASONS; r++)
-        if (s->drops[r])
-            fprintf(out, "  %-24s %10" PRIu64 "  %s\n", drop_reason_name((enum drop_reason)r),
-                    s->drops[r], drop_reason_desc((enum drop_reason)r));
-    for (int r = 1; r < PARSE_N_RESULTS; r++) {
-        char name[64];
-        if (!s->parse[r])
-            continue;
-        snprintf(name, sizeof name, "parse_error/%s", parse_result_name((enum parse_result)r));
-        fprintf(out, "  %-24s %10" PRIu64 "  %s\n", name, s->parse[r],
-                parse_result_desc((enum parse_result)r));
-    }
+    report_drops(out, false, s);
     const uint64_t *f = s->fcache.n;
     fprintf(out,
             "flow caches: %" PRIu64 " lookups: emc %" PRIu64 ", smc %" PRIu64

@@ -22,6 +22,12 @@ void report_json_str(FILE *out, const char *s);
 void report_summary(FILE *out, bool json, const struct dp *dp, const struct dp_stats *s,
                     const char *cfg_path, uint64_t changes_applied);
 
+/* The drops of a snapshot by reason, and the parse errors behind
+ * parse_error: text lines (the non-zero ones, as the summary shows them),
+ * or one JSON object {"total": N, "drops": {...}, "parse_errors": {...}}
+ * with every reason. */
+void report_drops(FILE *out, bool json, const struct dp_stats *s);
+
 /* What one PMD did over an interval, for report_pmd(). */
 struct report_pmd {
     unsigned index;
