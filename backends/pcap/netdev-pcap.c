@@ -46,6 +46,7 @@ struct pcapdev_port {
     struct pcapdev_stats stats;
 
     /* Rx: a file (rx_live false) or an interface. */
+    bool has_rx;  /* set at open: rx is replaced when a loop starts over */
     pcap_t *rx;
     bool rx_live;
     uint64_t kstats_next_ns; /* live: when to read the kernel's counters */
@@ -381,6 +382,7 @@ static int pcapdev_open(struct netdev *dev, const struct netdev_args *args,
         pcapdev_port_cleanup(pp);
         return -EINVAL;
     }
+    pp->has_rx = pp->rx != NULL;
     return 0;
 }
 
@@ -392,7 +394,7 @@ static void pcapdev_port_close(struct netdev *dev)
 static unsigned pcapdev_n_rxq(const struct netdev *dev)
 {
     const struct pcapdev_port *pp = dev->priv;
-    return pp->rx ? 1 : 0;
+    return pp->has_rx ? 1 : 0;
 }
 
 static unsigned pcapdev_n_txq(const struct netdev *dev)
@@ -480,6 +482,11 @@ static bool pcapdev_rx_rewind(struct pcapdev_port *pp)
     char ebuf[PCAP_ERRBUF_SIZE] = "";
     pcap_t *again = pcap_open_offline_with_tstamp_precision(
         pp->rx_name, PCAP_TSTAMP_PRECISION_NANO, ebuf);
+    if (again && pcap_datalink(again) != pcap_datalink(pp->rx)) {
+        snprintf(ebuf, sizeof ebuf, "the file's link type changed");
+        pcap_close(again);
+        again = NULL;
+    }
     if (!again) {
         if (!atomic_load_explicit(&pp->rx_failed, memory_order_relaxed)) {
             snprintf(pp->rx_err, sizeof pp->rx_err, "%s: %s", pp->rx_name,
