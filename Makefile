@@ -229,7 +229,7 @@ asan:
 
 # ThreadSanitizer over the tests where threads meet: the control server and
 # keep-alive (clang, its own build directory like asan).
-TSAN_TESTS := test_ctl_server test_ctl_client test_keepalive
+TSAN_TESTS := test_ctl_server test_ctl_client test_keepalive test_ctl_run
 .PHONY: tsan
 tsan:
 	@$(MAKE) --no-print-directory CC=clang BUILD=build/tsan \

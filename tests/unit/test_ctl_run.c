@@ -1,0 +1,584 @@
+/* test_ctl_run.c: the control plane over real PMD threads, in process: the
+ * datapath of a config (a looping pcap source, dummy sinks), the PMD
+ * runtime, keep-alive, the control plane and its socket, driven with
+ * ctl_client_request() while the PMDs forward. Run under ThreadSanitizer
+ * by `make tsan`: rule changes, knob changes, requests, snapshots and
+ * device counters cross threads here.
+ *
+ * Waits are for states (an answer, a counter, a keep-alive state), bounded
+ * by CT_WAIT_MS; nothing asserts how long anything took. */
+#define _GNU_SOURCE /* gettid */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <pcap/pcap.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/dummy/netdev-dummy.h"
+#include "backends/pcap/netdev-pcap.h"
+#include "config.h"
+#include "control.h"
+#include "ctl-client.h"
+#include "ctl-commands.h"
+#include "ctl-server.h"
+#include "dp.h"
+#include "helpers/ctl_test.h"
+#include "keepalive.h"
+#include "pmd.h"
+
+#define FX_PMDS 4   /* PMD 3 gets no rx queue: it never runs */
+#define FX_WAIT_MS 300 /* the control plane's wait for PMDs */
+
+struct fx {
+    struct ct_dir dir;
+    char cfg_path[96];
+    struct config cfg;
+    struct dp *dp;
+    struct pmd_runtime *rt;
+    struct ka *ka;
+    struct control *ctl;
+    struct ctl_commands *cc;
+    struct ctl_server *srv;
+};
+
+/* 64 UDP frames, 20 us apart: the source repeats them for ever. */
+static void write_source(const char *path)
+{
+    pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+    assert_non_null(dead);
+    pcap_dumper_t *d = pcap_dump_open(dead, path);
+    assert_non_null(d);
+    for (unsigned i = 0; i < 64; i++) {
+        uint8_t f[64] = {0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0, 0, 50,
+                         0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2};
+        f[34] = (uint8_t)(i >> 8), f[35] = (uint8_t)i; /* udp source port: the frame */
+        f[37] = 53;
+        f[39] = 30;
+        struct pcap_pkthdr h = {.ts = {.tv_sec = 1, .tv_usec = (suseconds_t)(i * 20)},
+                                .caplen = sizeof f,
+                                .len = sizeof f};
+        pcap_dump((u_char *)d, &h, f);
+    }
+    pcap_dump_close(d);
+    pcap_close(dead);
+}
+
+static void fx_write(struct fx *f, const char *name, const char *text)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", f->dir.root, name);
+    FILE *o = fopen(path, "w");
+    assert_non_null(o);
+    fputs(text, o);
+    fclose(o);
+}
+
+static const char fx_ini[] = "[datapath]\n"
+                             "keepalive-interval = 50\n"
+                             "[port p0]\ntype = pcap\nrx = in.pcap\nrx-loop = forever\n"
+                             "[port p1]\ntype = dummy\n"
+                             "[port p2]\ntype = dummy\n"
+                             "[rules]\nrule = in_port=p0 actions=output:p1\n";
+
+static int fx_setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    ct_dir_make(&f->dir);
+    netdev_dummy_register();
+    netdev_pcap_register();
+    char src[96];
+    snprintf(src, sizeof src, "%s/in.pcap", f->dir.root);
+    write_source(src);
+    fx_write(f, "fs.ini", fx_ini);
+    snprintf(f->cfg_path, sizeof f->cfg_path, "%s/fs.ini", f->dir.root);
+    char err[512];
+    if (config_load(f->cfg_path, &f->cfg, err, sizeof err) ||
+        config_dp_create(&f->cfg, f->dir.root, &f->dp, err, sizeof err))
+        fail_msg("%s", err);
+    struct pmd_config pc;
+    pmd_config_default(&pc);
+    pc.n_pmds = FX_PMDS;
+    pc.idle_sleep_us = 20; /* shared machines, sanitizers: do not spin */
+    assert_int_equal(pmd_runtime_create(f->dp, &pc, &f->rt, err, sizeof err), 0);
+    assert_int_equal(ka_create(FX_PMDS, f->cfg.keepalive_interval_ms, &f->ka, err, sizeof err), 0);
+    pmd_runtime_set_keepalive(f->rt, f->ka);
+    struct control_params cp = {
+        .cfg = &f->cfg, .dp = f->dp, .rt = f->rt, .ka = f->ka, .wait_ms = FX_WAIT_MS};
+    assert_int_equal(control_create(&cp, &f->ctl, err, sizeof err), 0);
+    f->cc = ctl_commands_create();
+    assert_non_null(f->cc);
+    ctl_commands_attach(f->cc, f->ctl);
+    size_t n;
+    const struct ctl_command *t = ctl_commands_table(&n);
+    if (ctl_server_create(f->dir.sock, t, n, f->cc, NULL, &f->srv, err, sizeof err) ||
+        pmd_runtime_start(f->rt, err, sizeof err) || control_start(f->ctl, err, sizeof err) ||
+        ctl_server_start(f->srv, err, sizeof err))
+        fail_msg("%s", err);
+    *state = f;
+    return 0;
+}
+
+/* Stops everything in run's order and checks conservation. */
+static int fx_teardown(void **state)
+{
+    struct fx *f = *state;
+    ctl_server_stop(f->srv);
+    pmd_runtime_stop(f->rt);
+    control_destroy(f->ctl);
+    struct dp_stats *s = malloc(sizeof *s);
+    assert_non_null(s);
+    dp_stats_collect(f->dp, pmd_runtime_pmds(f->rt), pmd_runtime_n_pmds(f->rt), s);
+    struct dp_totals t;
+    dp_stats_totals(s, dp_n_ports(f->dp), &t);
+    assert_int_equal(t.rx + t.copies, t.tx + t.dropped + t.queued);
+    assert_int_equal(t.queued, 0);
+    free(s);
+    pmd_runtime_destroy(f->rt);
+    ka_destroy(f->ka);
+    ctl_server_destroy(f->srv);
+    ctl_commands_destroy(f->cc);
+    dp_destroy(f->dp);
+    config_free(&f->cfg);
+    ct_dir_remove(&f->dir);
+    netdev_unregister_all();
+    free(f);
+    return 0;
+}
+
+/* Sends a request line ('\n' added) and returns the answer body (owned by
+ * a static buffer until the next call); *error says ERR. */
+static const char *ask(struct fx *f, bool *error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static const char *ask(struct fx *f, bool *error, const char *fmt, ...)
+{
+    static char body[1 << 16];
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    line[n++] = '\n';
+    struct ctl_reply r;
+    char err[256];
+    if (ctl_client_request(f->dir.sock, line, (size_t)n, CT_WAIT_MS, &r, err, sizeof err) !=
+        CTL_CLIENT_OK)
+        fail_msg("%.*s: %s", n - 1, line, err);
+    snprintf(body, sizeof body, "%s", r.body);
+    *error = r.error;
+    ctl_reply_free(&r);
+    return body;
+}
+
+static const char *ask_ok(struct fx *f, const char *line)
+{
+    bool error;
+    const char *body = ask(f, &error, "%s", line);
+    if (error)
+        fail_msg("%s: ERR %s", line, body);
+    return body;
+}
+
+static json_t *ask_json(struct fx *f, const char *cmd)
+{
+    bool error;
+    const char *body = ask(f, &error, "--json %s", cmd);
+    json_error_t je;
+    json_t *doc = json_loads(body, 0, &je);
+    if (error || !doc)
+        fail_msg("%s: %s", cmd, body);
+    return doc;
+}
+
+/* The datapath counter 'key' of port 'port' in `port-show --json`. */
+static uint64_t port_counter(struct fx *f, const char *port, const char *key)
+{
+    json_t *doc = ask_json(f, "port-show");
+    json_t *ports = json_object_get(doc, "ports"), *p;
+    size_t i;
+    uint64_t v = UINT64_MAX;
+    json_array_foreach(ports, i, p)
+        if (!strcmp(json_string_value(json_object_get(p, "name")), port))
+            v = (uint64_t)json_integer_value(
+                json_object_get(json_object_get(p, "datapath"), key));
+    json_decref(doc);
+    assert_true(v != UINT64_MAX);
+    return v;
+}
+
+/* Waits until port's datapath counter exceeds 'above'; returns it. */
+static uint64_t wait_counter(struct fx *f, const char *port, const char *key, uint64_t above)
+{
+    for (int w = 0; w < CT_WAIT_MS / 10; w++) {
+        uint64_t v = port_counter(f, port, key);
+        if (v > above)
+            return v;
+        ct_sleep_ms(10);
+    }
+    fail_msg("%s %s stayed at %" PRIu64, port, key, above);
+    return 0;
+}
+
+/* ---- rule and knob changes under traffic -------------------------------- */
+
+/* Rules move the traffic from p1 to p2 and back, twenty times, while other
+ * clients read statistics: every change is answered once every PMD took it
+ * (no PMD lags), and traffic follows it. */
+static void test_rules_under_traffic(void **state)
+{
+    struct fx *f = *state;
+    const int rounds = getenv("FS_TEST_QUICK") ? 4 : 20;
+    uint64_t p1 = wait_counter(f, "p1", "tx_packets", 0);
+    for (int i = 0; i < rounds; i++) {
+        const char *a = ask_ok(f, "rule-add 'priority=40000,in_port=p0 actions=output:p2'");
+        assert_string_equal(a, "rule added (2 rules)\n");
+        uint64_t p2 = port_counter(f, "p2", "tx_packets");
+        wait_counter(f, "p2", "tx_packets", p2);
+        ask_ok(f, "stats");
+        ask_ok(f, "cache-show");
+        ask_ok(f, "megaflow-show");
+        a = ask_ok(f, "rule-del priority=40000,in_port=p0");
+        assert_string_equal(a, "1 rule deleted (1 rules)\n");
+        p1 = wait_counter(f, "p1", "tx_packets", port_counter(f, "p1", "tx_packets"));
+    }
+    bool error;
+    const char *a = ask(f, &error, "rule-del priority=40000,in_port=p0");
+    assert_true(error);
+    assert_string_equal(a, "rule-del: no rule has exactly this priority and match (rule-show "
+                           "lists them)\n");
+    a = ask(f, &error, "rule-add 'in_port=p9 actions=drop'");
+    assert_true(error);
+    assert_string_equal(a, "rule-add: unknown port 'p9'\n");
+    /* The knobs that change live, and one that does not. */
+    assert_string_equal(ask_ok(f, "set tx-flush-interval=50"), "tx-flush-interval = 50\n");
+    assert_string_equal(ask_ok(f, "set smc=off"), "smc = off\n");
+    assert_string_equal(ask_ok(f, "set emc-insert-inv-prob=1"), "emc-insert-inv-prob = 1\n");
+    assert_string_equal(ask_ok(f, "set tx-flush-interval=0"), "tx-flush-interval = 0\n");
+    a = ask(f, &error, "set emc-entries=1024");
+    assert_true(error);
+    assert_string_equal(a, "set: knob 'emc-entries' cannot change while the datapath runs\n");
+    a = ask(f, &error, "set smc");
+    assert_true(error);
+    assert_string_equal(a, "set: expected KNOB=VALUE, not 'smc'\n");
+    /* SMC off on every PMD that runs: cache-show sees it in their snapshots. */
+    json_t *doc = NULL;
+    for (int w = 0; w < CT_WAIT_MS / 10; w++) {
+        json_decref(doc);
+        doc = ask_json(f, "cache-show");
+        json_t *smc = json_object_get(json_array_get(json_object_get(doc, "pmds"), 0), "smc");
+        if (!json_is_true(json_object_get(smc, "enabled")))
+            break;
+        ct_sleep_ms(10);
+    }
+    json_t *smc = json_object_get(json_array_get(json_object_get(doc, "pmds"), 0), "smc");
+    assert_false(json_is_true(json_object_get(smc, "enabled")));
+    json_decref(doc);
+    /* megaflow-flush is answered by every PMD (the one without a thread
+     * through its owner). */
+    assert_string_equal(ask_ok(f, "megaflow-flush"), "megaflows flushed on 4 PMDs\n");
+    assert_true(p1 > 0);
+}
+
+/* rule-load: a broken file changes nothing and names FILE:LINE; a good one
+ * replaces every rule; --add adds. */
+static void test_rule_load(void **state)
+{
+    struct fx *f = *state;
+    fx_write(f, "bad.txt", "priority=5,in_port=p0 actions=output:p2\n# two\n"
+                           "in_port=p0,tp_dst=80 actions=drop\n");
+    fx_write(f, "good.txt", "priority=5,in_port=p0 actions=output:p2\n\n"
+                            "priority=4,in_port=p1 actions=drop\n");
+    char before[4096];
+    snprintf(before, sizeof before, "%s", ask_ok(f, "rule-show"));
+    bool error;
+    const char *a = ask(f, &error, "rule-load %s/bad.txt", f->dir.root);
+    assert_true(error);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s/bad.txt:3: rule: tp_dst requires tcp, udp or sctp (nothing changed)\n",
+             f->dir.root);
+    assert_string_equal(a, want);
+    assert_string_equal(ask_ok(f, "rule-show"), before);
+    a = ask(f, &error, "rule-load %s/none.txt", f->dir.root);
+    assert_true(error);
+    assert_non_null(strstr(a, "none.txt: No such file or directory"));
+    a = ask(f, &error, "rule-load %s/good.txt", f->dir.root);
+    assert_false(error);
+    snprintf(want, sizeof want, "2 rules loaded from %s/good.txt (2 rules)\n", f->dir.root);
+    assert_string_equal(a, want);
+    assert_string_equal(ask_ok(f, "rule-show"),
+                        "2 rules, in lookup order (priority, rule):\n"
+                        "      5  priority=5,in_port=p0 actions=output:p2\n"
+                        "      4  priority=4,in_port=p1 actions=drop\n");
+    wait_counter(f, "p2", "tx_packets", port_counter(f, "p2", "tx_packets"));
+    a = ask(f, &error, "rule-load --add %s/good.txt", f->dir.root);
+    assert_false(error);
+    a = ask(f, &error, "rule-load --bogus %s/good.txt", f->dir.root);
+    assert_true(error);
+}
+
+/* ---- keep-alive ----------------------------------------------------------- */
+
+/* The heartbeat slot of PMD i in `health --json` (or -1 if off). */
+static const char *pmd_state(json_t *health, unsigned i)
+{
+    json_t *p = json_array_get(json_object_get(json_object_get(health, "keepalive"), "pmds"), i);
+    return p ? json_string_value(json_object_get(p, "state")) : "";
+}
+
+static bool wait_state(struct fx *f, unsigned pmd, const char *want)
+{
+    for (int w = 0; w < CT_WAIT_MS / 10; w++) {
+        json_t *h = ask_json(f, "health");
+        bool ok = !strcmp(pmd_state(h, pmd), want);
+        json_decref(h);
+        if (ok)
+            return true;
+        ct_sleep_ms(10);
+    }
+    return false;
+}
+
+/* Threads named by /proc/self/task: true if one is called 'name'. */
+static bool thread_exists(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    struct dirent *e;
+    bool found = false;
+    while (!found && (e = readdir(d))) {
+        char path[300], comm[32] = "";
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *c = fopen(path, "r");
+        if (c && fgets(comm, sizeof comm, c))
+            comm[strcspn(comm, "\n")] = '\0';
+        if (c)
+            fclose(c);
+        found = !strcmp(comm, name);
+    }
+    closedir(d);
+    return found;
+}
+
+/* Off (the default) is no work: no monitor thread, and no PMD writes its
+ * heartbeat slot although every one iterates. On: beats, ALIVE, IDLE for
+ * the PMD without rx queues. A stalled PMD is STALLED, a request or change
+ * names it instead of waiting for ever, and it is ALIVE after release and
+ * catches up. */
+static void test_keepalive(void **state)
+{
+    struct fx *f = *state;
+    assert_true(thread_exists("pmd-0") && thread_exists("pmd-1") && thread_exists("pmd-2"));
+    assert_false(thread_exists("pmd-3")); /* no rx queue: no thread */
+    assert_true(thread_exists("fs-ctl"));
+    assert_false(thread_exists("fs-keepalive"));
+    assert_string_equal(ask_ok(f, "health"),
+                        "keep-alive: off (flowswitch ctl set keep-alive=on)\n");
+    uint64_t it0 = 0;
+    for (int w = 0; w < 3; w++) {
+        json_t *ps = ask_json(f, "pmd-stats");
+        uint64_t it = (uint64_t)json_integer_value(
+            json_object_get(json_array_get(json_object_get(ps, "pmds"), 0), "iterations"));
+        json_decref(ps);
+        assert_true(it >= it0);
+        it0 = it;
+        for (unsigned i = 0; i < FX_PMDS; i++)
+            assert_int_equal(atomic_load(&ka_heartbeat(f->ka, i)->beat), 0);
+        ct_sleep_ms(120); /* more than a snapshot period: iterations move */
+    }
+    assert_true(it0 > 0);
+
+    assert_string_equal(ask_ok(f, "set keep-alive=on"), "keep-alive = on\n");
+    assert_true(thread_exists("fs-keepalive"));
+    assert_true(wait_state(f, 0, "ALIVE"));
+    assert_true(wait_state(f, 3, "IDLE"));
+    json_t *h = ask_json(f, "health");
+    json_t *ka = json_object_get(h, "keepalive");
+    assert_true(json_is_true(json_object_get(ka, "enabled")));
+    assert_int_equal(json_integer_value(json_object_get(ka, "interval_ms")), 50);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(ka, "pmds"), 1), "tid")) > 0,
+                     1);
+    json_decref(h);
+
+    pmd_runtime_test_stall(f->rt, 0, true);
+    assert_true(wait_state(f, 0, "STALLED"));
+    assert_string_equal(pmd_state(h = ask_json(f, "health"), 1), "ALIVE");
+    json_decref(h);
+    bool error;
+    const char *a = ask(f, &error, "megaflow-flush");
+    assert_true(error);
+    assert_string_equal(a, "megaflow-flush: pmd 0 did not answer within 300 ms (stalled?); it "
+                           "will when it resumes\n");
+    a = ask_ok(f, "rule-add 'priority=3,in_port=p1 actions=drop'");
+    assert_string_equal(a, "rule added (2 rules)\n"
+                           "note: pmd 0 did not take the change within 300 ms (stalled?); it "
+                           "will at its next poll\n");
+    pmd_runtime_test_stall(f->rt, 0, false);
+    assert_true(wait_state(f, 0, "ALIVE"));
+    h = ask_json(f, "health");
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(json_object_get(h, "keepalive"), "pmds"),
+                                        0),
+                         "stalls")),
+                     1);
+    json_decref(h);
+    /* The pending flush was served on release; a new one is answered. */
+    assert_string_equal(ask_ok(f, "megaflow-flush"), "megaflows flushed on 4 PMDs\n");
+    assert_string_equal(ask_ok(f, "rule-del priority=3,in_port=p1"), "1 rule deleted (1 rules)\n");
+    assert_string_equal(ask_ok(f, "set keepalive-interval=80"), "keepalive-interval = 80\n");
+
+    assert_string_equal(ask_ok(f, "set keep-alive=off"), "keep-alive = off\n");
+    assert_false(thread_exists("fs-keepalive"));
+    uint64_t beats[FX_PMDS];
+    ct_sleep_ms(20); /* each PMD leaves its loop at its next iteration */
+    for (unsigned i = 0; i < FX_PMDS; i++)
+        beats[i] = atomic_load(&ka_heartbeat(f->ka, i)->beat);
+    ct_sleep_ms(150);
+    for (unsigned i = 0; i < FX_PMDS; i++)
+        assert_int_equal(atomic_load(&ka_heartbeat(f->ka, i)->beat), beats[i]);
+    a = ask(f, &error, "set keep-alive=maybe");
+    assert_true(error);
+}
+
+/* ---- reload ----------------------------------------------------------------- */
+
+/* What control_reload() wrote. */
+static const char *reload(struct fx *f, int want_rc)
+{
+    static char text[4096];
+    FILE *log = fmemopen(text, sizeof text, "w");
+    assert_non_null(log);
+    assert_int_equal(control_reload(f->ctl, log), want_rc);
+    fclose(log);
+    return text;
+}
+
+/* SIGHUP's work: a good file replaces the rules and sets the live knobs,
+ * reports what needs a restart; a broken one is rejected whole. */
+static void test_reload(void **state)
+{
+    struct fx *f = *state;
+    fx_write(f, "fs.ini",
+             "[datapath]\nkeepalive-interval = 50\ntx-flush-interval = 25\nemc-entries = 1024\n"
+             "[port p0]\ntype = pcap\nrx = in.pcap\nrx-loop = forever\n"
+             "[port p1]\ntype = dummy\n"
+             "[port p2]\ntype = dummy\nburst = 8\n"
+             "[rules]\nrule = in_port=p0 actions=output:p2\nrule = priority=1 actions=drop\n");
+    char want[1024];
+    snprintf(want, sizeof want,
+             "flowswitch: reloaded %s: 2 rules; tx-flush-interval 0 -> 25\n"
+             "flowswitch: reload of %s: not applied, needs a restart: emc-entries 8192 -> 1024; "
+             "port p2\n",
+             f->cfg_path, f->cfg_path);
+    assert_string_equal(reload(f, 0), want);
+    char v[32];
+    control_lock(f->ctl);
+    assert_int_equal(control_knob_get(f->ctl, "tx-flush-interval", v, sizeof v), 0);
+    control_unlock(f->ctl);
+    assert_string_equal(v, "25");
+    assert_string_equal(ask_ok(f, "rule-show"),
+                        "2 rules, in lookup order (priority, rule):\n"
+                        "  32768  in_port=p0 actions=output:p2\n"
+                        "      1  priority=1 actions=drop\n");
+    wait_counter(f, "p2", "tx_packets", port_counter(f, "p2", "tx_packets"));
+
+    /* Broken: line 3; then a rule the running ports cannot take. */
+    fx_write(f, "fs.ini", "[datapath]\ntx-flush-interval = 0\nnonsense\n"
+                          "[rules]\nrule = in_port=p0 actions=output:p1\n");
+    snprintf(want, sizeof want,
+             "%s:3: syntax error: expected '[section]' or 'key = value'\n"
+             "flowswitch: reload of %s rejected, the running configuration stays\n",
+             f->cfg_path, f->cfg_path);
+    assert_string_equal(reload(f, -1), want);
+    fx_write(f, "fs.ini", "[datapath]\ntx-flush-interval = 0\n"
+                          "[port p0]\ntype = pcap\nrx = in.pcap\n"
+                          "[port q1]\ntype = dummy\n"
+                          "[rules]\nrule = in_port=p0 actions=output:q1\n");
+    snprintf(want, sizeof want,
+             "%s:9: rule: unknown port 'q1'\n"
+             "flowswitch: reload of %s rejected, the running configuration stays\n",
+             f->cfg_path, f->cfg_path);
+    assert_string_equal(reload(f, -1), want);
+    control_lock(f->ctl);
+    assert_int_equal(control_knob_get(f->ctl, "tx-flush-interval", v, sizeof v), 0);
+    control_unlock(f->ctl);
+    assert_string_equal(v, "25");
+    assert_string_equal(ask_ok(f, "rule-show"),
+                        "2 rules, in lookup order (priority, rule):\n"
+                        "  32768  in_port=p0 actions=output:p2\n"
+                        "      1  priority=1 actions=drop\n");
+    fx_write(f, "fs.ini", fx_ini);
+}
+
+/* Eight clients at once, each a series of reads and changes. */
+struct client_arg {
+    struct fx *f;
+    int id, failures;
+};
+
+static void *client_main(void *arg)
+{
+    struct client_arg *c = arg;
+    for (int i = 0; i < 10; i++) {
+        char line[256];
+        int n = snprintf(line, sizeof line, i % 2 ? "--json pmd-stats\n"
+                                                  : "rule-add 'priority=%d,in_port=p1 actions=drop'\n",
+                         100 + c->id);
+        struct ctl_reply r;
+        char err[256];
+        if (ctl_client_request(c->f->dir.sock, line, (size_t)n, CT_WAIT_MS, &r, err, sizeof err) !=
+                CTL_CLIENT_OK ||
+            r.error)
+            c->failures++;
+        else if (i % 2 == 0 && !strstr(r.body, "rule added"))
+            c->failures++;
+        ctl_reply_free(&r);
+    }
+    return NULL;
+}
+
+static void test_concurrent_clients(void **state)
+{
+    struct fx *f = *state;
+    pthread_t th[8];
+    struct client_arg args[8];
+    for (int i = 0; i < 8; i++) {
+        args[i] = (struct client_arg){f, i, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, client_main, &args[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(args[i].failures, 0);
+    }
+    json_t *doc = ask_json(f, "rule-show");
+    assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1 + 8);
+    json_decref(doc);
+    struct ctl_server_stats st;
+    ctl_server_get_stats(f->srv, &st);
+    assert_int_equal(st.errors, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_rules_under_traffic, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_rule_load, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_keepalive, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_reload, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_clients, fx_setup, fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
