@@ -294,7 +294,22 @@ int ctl_cmd_main(int argc, char **argv, FILE *out, FILE *errout)
     }
     char err[512];
     size_t len;
+    /* The server reads rule-load's FILE: a relative path means the
+     * client's directory, not the server's. */
+    char *abs = NULL;
+    if (!strcmp(argv[optind], "rule-load") && optind + 1 < argc && argv[argc - 1][0] != '/' &&
+        strcmp(argv[argc - 1], "--add")) {
+        char cwd[4096];
+        size_t n = strlen(argv[argc - 1]) + sizeof cwd + 2;
+        if (!getcwd(cwd, sizeof cwd) || !(abs = malloc(n))) {
+            fprintf(errout, "flowswitch ctl: cannot resolve '%s'\n", argv[argc - 1]);
+            return 1;
+        }
+        snprintf(abs, n, "%s/%s", cwd, argv[argc - 1]);
+        argv[argc - 1] = abs;
+    }
     char *line = ctl_request_format(argc - optind, argv + optind, json, &len, err, sizeof err);
+    free(abs);
     if (!line) {
         fprintf(errout, "flowswitch ctl: %s\n", err);
         return 1;

@@ -13,6 +13,7 @@
 #include "backends/dpdk/netdev-dpdk.h"
 #endif
 #include "config.h"
+#include "ctl-client.h"
 #include "dp.h"
 #include "netdev.h"
 #include "pmd.h"
@@ -39,17 +40,23 @@ static void usage(FILE *out)
             "        directory) and print a per-port and per-drop-reason summary\n"
             "        (--json: machine-readable).\n"
             "  run [--backend=dpdk] [--pmd-cores LIST] [--stats-interval SEC] [--json]\n"
-            "      [--duration SEC] CONFIG [-- EAL-ARGS]\n"
+            "      [--duration SEC] [--ctl-socket PATH] CONFIG [-- EAL-ARGS]\n"
             "        Run the datapath on PMD threads on the monotonic clock until\n"
-            "        SIGINT/SIGTERM (or --duration), printing PMD stats; with\n"
-            "        --backend=dpdk the EAL is initialised from EAL-ARGS first.\n"
-            "        'flowswitch run --help' lists every option.\n"
+            "        SIGINT/SIGTERM (or --duration), printing PMD stats, serving\n"
+            "        'flowswitch ctl' on a control socket and re-reading CONFIG on\n"
+            "        SIGHUP; with --backend=dpdk the EAL is initialised from EAL-ARGS\n"
+            "        first. 'flowswitch run --help' lists every option.\n"
+            "  ctl [--socket PATH] [--json] [--timeout SEC] COMMAND [ARGS]\n"
+            "        Send COMMAND to a running flowswitch (stats, pmd-stats, rule-add,\n"
+            "        rule-load, set, health, ...: 'flowswitch ctl help' lists them) and\n"
+            "        print its answer. 'flowswitch ctl --help' lists the options.\n"
             "  check CONFIG\n"
             "        Validate CONFIG (syntax, ports, rules) without opening ports\n"
             "        and print the rules in lookup order.\n"
             "\n"
-            "Exit status: 0 ok, 1 usage or config error, 2 an input ended with an\n"
-            "error (e.g. a truncated pcap; everything read before it is forwarded).\n");
+            "Exit status: 0 ok, 1 usage or config error (ctl: or the command failed),\n"
+            "2 an input ended with an error (e.g. a truncated pcap; everything read\n"
+            "before it is forwarded; ctl: the socket cannot be reached or answered).\n");
 }
 
 static void register_backends(void)
@@ -239,6 +246,8 @@ int main(int argc, char **argv)
         rc = cmd_check(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "run"))
         rc = fs_cmd_run(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "ctl"))
+        rc = fs_cmd_ctl(argc - 1, argv + 1);
     else {
         fprintf(stderr, "flowswitch: unknown command '%s' (try 'flowswitch --help')\n",
                 argv[1]);

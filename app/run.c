@@ -3,7 +3,7 @@
  *   flowswitch run [--backend=dpdk] [--stats-interval SEC] [--json]
  *                  [--duration SEC] [--pmd-cores LIST | --pmds N]
  *                  [--pmd-rxq-affinity PORT:Q:PMD,...] [--idle-sleep-us N]
- *                  [--out-dir DIR] CONFIG [-- EAL-ARGS]
+ *                  [--out-dir DIR] [--ctl-socket PATH] CONFIG [-- EAL-ARGS]
  *
  * Opens the config's ports, starts the PMDs on the monotonic clock and
  * forwards until SIGINT/SIGTERM or --duration, printing per-PMD statistics
@@ -14,9 +14,18 @@
  * ports exist; with it the EAL is initialised from EAL-ARGS first and ports
  * of type "dpdk" are available.
  *
- * Signals: SIGINT and SIGTERM are blocked in every thread (before the EAL
- * starts its own) and taken synchronously by the control loop with
- * sigtimedwait, so no handler or global flag is needed.
+ * Control: a control socket (ctl-server.h, the commands of ctl-commands.h)
+ * at --ctl-socket, else [datapath] ctl-socket, else the default path
+ * (ctl_default_socket_path()). It is bound before any port is opened, so
+ * a second run on the same socket is refused before it touches the first
+ * one's devices and files; it serves once the PMDs run and stops before
+ * they stop. Keep-alive ([datapath] keepalive, `ctl set keep-alive=on`)
+ * adds a keep-alive line to every statistics report.
+ *
+ * Signals: SIGINT, SIGTERM and SIGHUP are blocked in every thread (before
+ * the EAL starts its own) and taken synchronously by the control loop with
+ * sigtimedwait, so no handler or global flag is needed. SIGHUP re-reads
+ * the config (control_reload()).
  *
  * The PMD layout comes from [datapath] pmd-cores and pmd-rxq-affinity, or
  * from --pmd-cores/--pmds and --pmd-rxq-affinity, which override them. */
@@ -32,7 +41,12 @@
 #include <time.h>
 
 #include "config.h"
+#include "control.h"
+#include "ctl-commands.h"
+#include "ctl-proto.h"
+#include "ctl-server.h"
 #include "dp.h"
+#include "keepalive.h"
 #include "netdev.h"
 #include "pmd.h"
 #include "report.h"
@@ -46,6 +60,9 @@
 #define RUN_EXIT_OK 0
 #define RUN_EXIT_USAGE 1
 #define RUN_EXIT_RUNTIME 2
+/* The longest the control loop sleeps: replaced rule tables that a PMD
+ * still held are freed at least this often. */
+#define RUN_HOUSEKEEPING_NS (1000 * 1000 * 1000ull)
 
 static void run_usage(FILE *out)
 {
@@ -54,7 +71,7 @@ static void run_usage(FILE *out)
             "                      [--duration SEC] [--pmd-cores LIST | --pmds N]\n"
             "                      [--pmd-rxq-affinity PORT:QUEUE:PMD,...]\n"
             "                      [--idle-sleep-us N] [--out-dir DIR]\n"
-            "                      CONFIG [-- EAL-ARGS]\n"
+            "                      [--ctl-socket PATH] CONFIG [-- EAL-ARGS]\n"
             "Forwards on PMD threads until SIGINT/SIGTERM (or --duration), printing\n"
             "per-PMD statistics every --stats-interval seconds and at exit.\n"
             "--backend=dpdk initialises DPDK's EAL with EAL-ARGS (e.g. -l 0 --no-huge\n"
@@ -62,7 +79,11 @@ static void run_usage(FILE *out)
             "--pmd-cores 1,2 pins one PMD per listed CPU; --pmds N runs N unpinned\n"
             "PMDs (default 1). --pmd-rxq-affinity p0:0:2 polls rx queue 0 of p0 on the\n"
             "PMD of core 2 (or PMD index 2 when unpinned).\n"
-            "--idle-sleep-us N sleeps N us in an idle iteration (default 0: busy poll).\n");
+            "--idle-sleep-us N sleeps N us in an idle iteration (default 0: busy poll).\n"
+            "--ctl-socket PATH serves 'flowswitch ctl' there (default: [datapath]\n"
+            "ctl-socket, else $FLOWSWITCH_CTL_SOCKET, else /run/flowswitch/flowswitch.ctl\n"
+            "as root, else $XDG_RUNTIME_DIR/flowswitch/flowswitch.ctl). SIGHUP re-reads\n"
+            "CONFIG: its rules and live knobs are applied, a broken file changes nothing.\n");
 }
 
 static int run_parse_secs(const char *s, double *out)
@@ -79,7 +100,7 @@ static int run_parse_secs(const char *s, double *out)
 struct run_opts {
     bool dpdk, json;
     double stats_interval, duration;
-    const char *pmd_cores, *affinity, *out_dir, *config;
+    const char *pmd_cores, *affinity, *out_dir, *config, *ctl_socket;
     unsigned long n_pmds;
     unsigned long idle_sleep_us;
     int eal_argc;
@@ -98,6 +119,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         {"pmd-rxq-affinity", required_argument, NULL, 'a'},
         {"idle-sleep-us", required_argument, NULL, 'i'},
         {"out-dir", required_argument, NULL, 'o'},
+        {"ctl-socket", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -162,6 +184,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             break;
         case 'o':
             o->out_dir = optarg;
+            break;
+        case 'S':
+            o->ctl_socket = optarg;
             break;
         case 'h':
             run_usage(stdout);
@@ -229,9 +254,9 @@ static void run_dpdk_report(const struct dp *dp, FILE *out)
 }
 #endif
 
-/* Waits for SIGINT/SIGTERM until 'deadline' (monotonic ns). Returns true
- * if a signal arrived. */
-static bool run_wait(const sigset_t *set, uint64_t deadline)
+/* Waits for SIGINT/SIGTERM until 'deadline' (monotonic ns), reloading the
+ * config on SIGHUP. Returns true if a stop signal arrived. */
+static bool run_wait(const sigset_t *set, uint64_t deadline, struct control *ctl)
 {
     for (;;) {
         uint64_t now = fs_mono_ns();
@@ -245,8 +270,45 @@ static bool run_wait(const sigset_t *set, uint64_t deadline)
         int s = sigtimedwait(set, NULL, &ts);
         if (s == SIGINT || s == SIGTERM)
             return true;
+        if (s == SIGHUP)
+            control_reload(ctl, stderr);
         /* EAGAIN: timeout (loop re-checks); EINTR: another signal. */
     }
+}
+
+/* The keep-alive line of a statistics report, when keep-alive is on. */
+static void run_print_keepalive(struct control *ctl, FILE *out, bool json)
+{
+    control_lock(ctl);
+    bool on = control_keepalive(ctl);
+    control_unlock(ctl);
+    if (!on)
+        return;
+    struct ka *ka = control_ka(ctl);
+    unsigned n = ka_n_pmds(ka);
+    struct ka_status st[KA_MAX_PMDS];
+    ka_get_status(ka, st, n);
+    if (json) {
+        /* {"type": "keepalive", "interval_ms": I, "pmds": [...]}, one line. */
+        json_t *doc = ka_status_json(st, n, ka_interval_ms(ka));
+        json_t *k = doc ? json_object_get(doc, "keepalive") : NULL;
+        json_t *line = k ? json_pack("{s:s, s:O, s:O}", "type", "keepalive", "interval_ms",
+                                     json_object_get(k, "interval_ms"), "pmds",
+                                     json_object_get(k, "pmds"))
+                         : NULL;
+        char *text = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        if (text)
+            fprintf(out, "%s\n", text);
+        free(text);
+        json_decref(line);
+        json_decref(doc);
+    } else {
+        fprintf(out, "keep-alive:");
+        for (unsigned i = 0; i < n; i++)
+            fprintf(out, " pmd%u %s", i, ka_state_name(st[i].state));
+        fprintf(out, "\n");
+    }
+    fflush(out);
 }
 
 int fs_cmd_run(int argc, char **argv)
@@ -270,11 +332,13 @@ int fs_cmd_run(int argc, char **argv)
         }
     }
 
-    /* Block the stop signals before any thread (EAL's included) exists. */
+    /* Block the stop and reload signals before any thread (EAL's included)
+     * exists. */
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, &old);
 
     int exit_rc = RUN_EXIT_USAGE;
@@ -293,9 +357,30 @@ int fs_cmd_run(int argc, char **argv)
         config_free(&cfg);
         goto out_eal;
     }
+    /* The control socket first: a second run on the same socket stops
+     * here, before it opens (and truncates) anything of the first one's. */
+    char sock[256];
+    if (o.ctl_socket)
+        snprintf(sock, sizeof sock, "%s", o.ctl_socket);
+    else if (cfg.ctl_socket[0])
+        snprintf(sock, sizeof sock, "%s", cfg.ctl_socket);
+    else if (ctl_default_socket_path(sock, sizeof sock))
+        sock[0] = '\0';
+    size_t n_cmds;
+    const struct ctl_command *cmds = ctl_commands_table(&n_cmds);
+    struct ctl_commands *cc = ctl_commands_create();
+    struct ctl_server *srv = NULL;
+    if (!cc || ctl_server_create(sock, cmds, n_cmds, cc, NULL, &srv, err, sizeof err)) {
+        fprintf(stderr, "flowswitch run: control socket: %s\n", cc ? err : "out of memory");
+        ctl_commands_destroy(cc);
+        config_free(&cfg);
+        goto out_eal;
+    }
     struct dp *dp;
     if (config_dp_create(&cfg, o.out_dir, &dp, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
+        ctl_server_destroy(srv);
+        ctl_commands_destroy(cc);
         config_free(&cfg);
         goto out_eal;
     }
@@ -327,6 +412,8 @@ int fs_cmd_run(int argc, char **argv)
         goto out_dp;
     }
     pc.idle_sleep_us = (uint32_t)o.idle_sleep_us;
+    pc.priority_set = cfg.pmd_priority_set;
+    pc.priority = cfg.pmd_priority;
 #ifdef HAVE_DPDK
     if (o.dpdk) {
         pc.thread_start = netdev_dpdk_thread_register;
@@ -338,15 +425,38 @@ int fs_cmd_run(int argc, char **argv)
         fprintf(stderr, "flowswitch run: %s\n", err);
         goto out_dp;
     }
-    pmd_runtime_print_assignment(rt, stderr);
-    if (pmd_runtime_start(rt, err, sizeof err)) {
+    /* Keep-alive slots for every PMD, so keep-alive can be turned on at
+     * run time; the control plane starts the monitor when it is on. */
+    struct ka *ka = NULL;
+    struct control *ctl = NULL;
+    if (ka_create(pmd_runtime_n_pmds(rt), cfg.keepalive_interval_ms, &ka, err, sizeof err)) {
         fprintf(stderr, "flowswitch run: %s\n", err);
         pmd_runtime_destroy(rt);
         goto out_dp;
     }
-    fprintf(stderr, "flowswitch: running %u PMD%s%s\n", pmd_runtime_n_pmds(rt),
-            pmd_runtime_n_pmds(rt) == 1 ? "" : "s",
-            o.duration > 0 ? "" : " until SIGINT/SIGTERM");
+    pmd_runtime_set_keepalive(rt, ka);
+    struct control_params cp = {.cfg = &cfg, .dp = dp, .rt = rt, .ka = ka};
+    if (control_create(&cp, &ctl, err, sizeof err)) {
+        fprintf(stderr, "flowswitch run: %s\n", err);
+        pmd_runtime_destroy(rt);
+        ka_destroy(ka);
+        goto out_dp;
+    }
+    ctl_commands_attach(cc, ctl);
+    pmd_runtime_print_assignment(rt, stderr);
+    if (pmd_runtime_start(rt, err, sizeof err) || control_start(ctl, err, sizeof err) ||
+        ctl_server_start(srv, err, sizeof err)) {
+        fprintf(stderr, "flowswitch run: %s\n", err);
+        ctl_server_stop(srv);
+        pmd_runtime_stop(rt);
+        control_destroy(ctl);
+        pmd_runtime_destroy(rt);
+        ka_destroy(ka);
+        goto out_dp;
+    }
+    fprintf(stderr, "flowswitch: running %u PMD%s%s; control socket %s\n",
+            pmd_runtime_n_pmds(rt), pmd_runtime_n_pmds(rt) == 1 ? "" : "s",
+            o.duration > 0 ? "" : " until SIGINT/SIGTERM", ctl_server_path(srv));
 
     struct pmd_stats *prev = calloc(pmd_runtime_n_pmds(rt), sizeof *prev);
     struct dp_stats *total = malloc(sizeof *total);
@@ -354,7 +464,11 @@ int fs_cmd_run(int argc, char **argv)
         fprintf(stderr, "flowswitch: out of memory\n");
         free(prev);
         free(total);
+        ctl_server_stop(srv);
+        pmd_runtime_stop(rt);
+        control_destroy(ctl);
         pmd_runtime_destroy(rt);
+        ka_destroy(ka);
         goto out_dp;
     }
     for (unsigned i = 0; i < pmd_runtime_n_pmds(rt); i++)
@@ -365,18 +479,25 @@ int fs_cmd_run(int argc, char **argv)
     uint64_t next = step ? start + step : UINT64_MAX;
     for (;;) {
         uint64_t deadline = next < end ? next : end;
-        if (run_wait(&set, deadline))
+        uint64_t chore = fs_mono_ns() + RUN_HOUSEKEEPING_NS;
+        if (run_wait(&set, deadline < chore ? deadline : chore, ctl))
             break;
         uint64_t now = fs_mono_ns();
         if (now >= end)
             break;
+        control_reclaim(ctl);
         if (step && now >= next) {
             pmd_runtime_print_stats(rt, prev, stdout, o.json);
+            run_print_keepalive(ctl, stdout, o.json);
             next += step;
         }
     }
 
+    /* No control request may reach a PMD that has stopped. */
+    ctl_server_stop(srv);
     pmd_runtime_stop(rt);
+    control_destroy(ctl);
+    ka_destroy(ka);
     if (!o.json)
         printf("--- final statistics ---\n");
     pmd_runtime_print_stats(rt, NULL, stdout, o.json);
@@ -398,6 +519,8 @@ int fs_cmd_run(int argc, char **argv)
     }
     pmd_runtime_destroy(rt);
 out_dp:
+    ctl_server_destroy(srv);
+    ctl_commands_destroy(cc);
     dp_destroy(dp);
     config_free(&cfg);
 out_eal:
