@@ -1,14 +1,24 @@
 /* test_dpdk_ring.c: net_ring loopback through the DPDK backend and the PMD
  * runtime: frames injected into port a's rx rings leave port b's tx rings
  * byte for byte, in order per queue, with 1 and 2 PMD threads, with a tx
- * queue shared by two PMDs, and from a pool without a struct pkt area. */
+ * queue shared by two PMDs, and from a pool without a struct pkt area; and
+ * rule changes through the control socket (flowswitch ctl's client) while
+ * the PMDs forward. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "control.h"
+#include "ctl-client.h"
+#include "ctl-commands.h"
+#include "ctl-server.h"
 #include "dpdk_helpers.h"
+#include "keepalive.h"
 
 #define N_PER_Q 600
 #define MAX_FRAME 1600
@@ -270,6 +280,184 @@ static void test_foreign_pool(void **state)
     ring_port_free(&b);
 }
 
+/* ---- the control plane over ring ports ------------------------------------ */
+
+struct ctl_run {
+    struct run r;
+    char sock[300];
+    struct ka *ka;
+    struct control *ctl;
+    struct ctl_commands *cc;
+    struct ctl_server *srv;
+};
+
+static void ctl_run_start(struct ctl_run *c, const char *ini, unsigned n_pmds)
+{
+    run_start(&c->r, ini, n_pmds);
+    char err[512];
+    snprintf(c->sock, sizeof c->sock, "%s/run/fs.ctl", c->r.dir);
+    assert_int_equal(ka_create(n_pmds, 1000, &c->ka, err, sizeof err), 0);
+    struct control_params cp = {.cfg = &c->r.cfg, .dp = c->r.dp, .rt = c->r.rt, .ka = c->ka};
+    assert_int_equal(control_create(&cp, &c->ctl, err, sizeof err), 0);
+    c->cc = ctl_commands_create();
+    assert_non_null(c->cc);
+    ctl_commands_attach(c->cc, c->ctl);
+    size_t n;
+    const struct ctl_command *t = ctl_commands_table(&n);
+    if (ctl_server_create(c->sock, t, n, c->cc, NULL, &c->srv, err, sizeof err) ||
+        ctl_server_start(c->srv, err, sizeof err))
+        fail_msg("%s", err);
+}
+
+static void ctl_run_stop(struct ctl_run *c)
+{
+    ctl_server_stop(c->srv);
+    pmd_runtime_stop(c->r.rt);
+    control_destroy(c->ctl);
+    ctl_server_destroy(c->srv);
+    ctl_commands_destroy(c->cc);
+    ka_destroy(c->ka);
+    run_stop(&c->r);
+}
+
+/* A ctl request; fails the test on an ERR answer. */
+static void ctl_ok(struct ctl_run *c, const char *line, const char *want)
+{
+    struct ctl_reply rep;
+    char err[256];
+    if (ctl_client_request(c->sock, line, strlen(line), 30000, &rep, err, sizeof err) !=
+        CTL_CLIENT_OK)
+        fail_msg("%s: %s", line, err);
+    if (rep.error || (want && strcmp(rep.body, want)))
+        fail_msg("%s: %s", line, rep.body);
+    ctl_reply_free(&rep);
+}
+
+/* Frames 'from'..'to' of queue 0 into ring r, waiting for room. */
+static void inject_range(struct rte_mempool *mp, struct rte_ring *r, unsigned from, unsigned to)
+{
+    uint8_t buf[MAX_FRAME];
+    for (unsigned i = from; i < to; i++) {
+        uint32_t len = make_frame(buf, 0, i);
+        struct rte_mbuf *m = th_mbuf(mp, buf, len);
+        assert_non_null(m);
+        uint64_t end = th_now() + TH_WAIT_NS;
+        while (rte_ring_enqueue(r, m) != 0) {
+            assert_true(th_now() < end);
+            th_sleep_ms(1);
+        }
+    }
+}
+
+/* Which frames of queue 0 a tx ring got, in order: their indices (the IP
+ * id of make_frame(), checked against the whole frame). */
+static unsigned collect_ids(struct rte_ring *r, unsigned *ids, unsigned max, unsigned n_frames)
+{
+    static struct rte_mbuf *out[8192];
+    unsigned n = drain(r, out, max < 8192 ? max : 8192);
+    for (unsigned k = 0; k < n; k++) {
+        const uint8_t *f = rte_pktmbuf_mtod(out[k], const uint8_t *);
+        unsigned i = (unsigned)(f[18] << 8 | f[19]);
+        if (i >= n_frames || !frame_is(out[k], 0, i))
+            fail_msg("tx frame %u is none of the injected frames", k);
+        ids[k] = i;
+        rte_pktmbuf_free(out[k]);
+    }
+    return n;
+}
+
+/* Feeds frames 0, 1, ... into a ring, a few per millisecond (the tx rings
+ * are not drained until the end), until 'after' more frames went in after
+ * 'changed' was set, or 'max' in all; 'n' is how many. */
+struct injector {
+    struct rte_mempool *mp;
+    struct rte_ring *r;
+    atomic_bool changed;
+    unsigned after, max, n;
+};
+
+static void *injector_main(void *arg)
+{
+    struct injector *in = arg;
+    unsigned stop = in->max;
+    for (unsigned i = 0; i < stop; i += 16) {
+        unsigned to = i + 16 < stop ? i + 16 : stop;
+        inject_range(in->mp, in->r, i, to);
+        in->n = to;
+        if (stop == in->max && atomic_load(&in->changed) && to + in->after < in->max)
+            stop = to + in->after;
+        th_sleep_ms(1);
+    }
+    return NULL;
+}
+
+/* Rules changed through the control socket: frames injected after an
+ * answer are forwarded by the new rule (the answer comes once every PMD
+ * took the change), and under continuous traffic the outputs split at the
+ * change with every frame once and in order. */
+static void test_ctl_rule_changes(void **state)
+{
+    struct ring_env *env = *state;
+    struct ring_port a, b, c;
+    assert_int_equal(ring_port_make("r5a", &a, 1, 1), 0);
+    assert_int_equal(ring_port_make("r5b", &b, 1, 1), 0);
+    assert_int_equal(ring_port_make("r5c", &c, 1, 1), 0);
+    struct ctl_run cr;
+    ctl_run_start(&cr,
+                  "[port a]\ntype = dpdk\ndevargs = net_ring_r5a\n"
+                  "[port b]\ntype = dpdk\ndevargs = net_ring_r5b\n"
+                  "[port c]\ntype = dpdk\ndevargs = net_ring_r5c\n"
+                  "[rules]\nrule = in_port=a actions=output:b\n",
+                  2);
+    enum { STEP = 300, N = 3 * STEP, M = 7000 };
+    static unsigned ids[M];
+    inject_range(env->pool, a.rx[0], 0, STEP);
+    assert_int_equal(th_wait_rx(cr.r.rt, STEP), 0);
+    ctl_ok(&cr, "rule-add 'priority=40000,in_port=a actions=output:c'\n", "rule added (2 rules)\n");
+    inject_range(env->pool, a.rx[0], STEP, 2 * STEP);
+    assert_int_equal(th_wait_rx(cr.r.rt, 2 * STEP), 0);
+    ctl_ok(&cr, "rule-del priority=40000,in_port=a\n", "1 rule deleted (1 rules)\n");
+    inject_range(env->pool, a.rx[0], 2 * STEP, N);
+    assert_int_equal(th_wait_rx(cr.r.rt, N), 0);
+    unsigned nb = collect_ids(b.tx[0], ids, M, M);
+    assert_int_equal(nb, 2 * STEP);
+    for (unsigned k = 0; k < nb; k++)
+        assert_int_equal(ids[k], k < STEP ? k : k + STEP);
+    unsigned nc = collect_ids(c.tx[0], ids, M, M);
+    assert_int_equal(nc, STEP);
+    for (unsigned k = 0; k < nc; k++)
+        assert_int_equal(ids[k], STEP + k);
+
+    /* Under traffic: an injector thread keeps the ring fed while the rule
+     * moves the traffic to c, and goes on for a while after. */
+    static struct injector in = {.after = 500, .max = M};
+    in.mp = env->pool;
+    in.r = a.rx[0];
+    atomic_init(&in.changed, false);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, injector_main, &in), 0);
+    assert_int_equal(th_wait_rx(cr.r.rt, N + 200), 0);
+    ctl_ok(&cr, "rule-add 'priority=40000,in_port=a actions=output:c'\n", NULL);
+    atomic_store(&in.changed, true);
+    pthread_join(th, NULL);
+    assert_true(in.n < M); /* the change came while frames were flowing */
+    assert_int_equal(th_wait_rx(cr.r.rt, N + in.n), 0);
+    static unsigned to_b[M], to_c[M];
+    nb = collect_ids(b.tx[0], to_b, M, M);
+    nc = collect_ids(c.tx[0], to_c, M, M);
+    assert_int_equal(nb + nc, in.n);
+    assert_true(nb > 0 && nc >= in.after);
+    for (unsigned k = 0; k < nb; k++)
+        assert_int_equal(to_b[k], k);
+    for (unsigned k = 0; k < nc; k++)
+        assert_int_equal(to_c[k], nb + k);
+    ctl_ok(&cr, "megaflow-flush\n", "megaflows flushed on 2 PMDs\n");
+    ctl_run_stop(&cr);
+    ring_port_free(&a);
+    ring_port_free(&b);
+    ring_port_free(&c);
+}
+
 static int setup(void **state)
 {
     static struct ring_env env;
@@ -307,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_loopback_2pmd),
         cmocka_unit_test(test_shared_txq),
         cmocka_unit_test(test_foreign_pool),
+        cmocka_unit_test(test_ctl_rule_changes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
