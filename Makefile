@@ -6,7 +6,7 @@
 #   make valgrind   unit + replay tests under memcheck
 #   make coverage   lcov HTML report + gcovr summary of src/ and backends/
 #   make asan       unit tests built with -fsanitize=address,undefined
-#   make tsan       control server and keep-alive tests under ThreadSanitizer
+#   make tsan       control plane, PMD threads and keep-alive under ThreadSanitizer
 #   make fuzz       libFuzzer harnesses (clang); make fuzz-run FUZZ_TIME=60
 #   make bench      benchmarks (never part of check)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -228,7 +228,8 @@ asan:
 	    tests/run-tests --build build/asan --bin build/asan/flowswitch
 
 # ThreadSanitizer over the tests where threads meet: the control server and
-# keep-alive (clang, its own build directory like asan).
+# client, keep-alive, and the control plane over real PMD threads with rule
+# and knob changes under traffic (clang, its own build directory like asan).
 TSAN_TESTS := test_ctl_server test_ctl_client test_keepalive test_ctl_run
 .PHONY: tsan
 tsan:
