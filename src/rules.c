@@ -934,7 +934,17 @@ struct rule_table {
     size_t n, cap;
     uint64_t next_seq;
     uint64_t version;
+    /* The rules again, by priority, match and mask (open addressing: NULL
+     * empty, RULE_GONE a deleted one): the rule an add replaces is found
+     * without comparing it with every rule, so loading n rules costs O(n),
+     * not O(n^2). NULL when not built yet (or out of memory: then adds
+     * scan). */
+    struct rule **index;
+    size_t index_size, index_used; /* used: rules and RULE_GONE marks */
 };
+
+static struct rule rule_gone_mark;
+#define RULE_GONE (&rule_gone_mark)
 
 struct rule_table *rule_table_create(void)
 {
@@ -948,7 +958,79 @@ void rule_table_destroy(struct rule_table *t)
     for (size_t i = 0; i < t->n; i++)
         rule_free(t->rules[i]);
     free(t->rules);
+    free(t->index);
     free(t);
+}
+
+static bool rule_same_match(const struct rule *a, const struct rule *b)
+{
+    return a->priority == b->priority && flow_equal(&a->match, &b->match) &&
+           flow_equal(&a->mask.m, &b->mask.m);
+}
+
+static uint32_t rule_key_hash(const struct rule *r)
+{
+    return flow_hash(&r->match, flow_hash(&r->mask.m, (uint32_t)r->priority));
+}
+
+/* The index slot of the rule with r's priority, match and mask, or NULL. */
+static struct rule **rule_index_find(const struct rule_table *t, const struct rule *r)
+{
+    if (!t->index)
+        return NULL;
+    for (size_t i = rule_key_hash(r) & (t->index_size - 1);; i = (i + 1) & (t->index_size - 1)) {
+        struct rule *x = t->index[i];
+        if (!x)
+            return NULL;
+        if (x != RULE_GONE && rule_same_match(x, r))
+            return &t->index[i];
+    }
+}
+
+static void rule_index_put(struct rule **index, size_t size, struct rule *r)
+{
+    size_t i = rule_key_hash(r) & (size - 1);
+    while (index[i] && index[i] != RULE_GONE)
+        i = (i + 1) & (size - 1);
+    index[i] = r;
+}
+
+/* Builds the index afresh for the rules and room for 'more', at most half
+ * full. On failure there is none (adds scan). */
+static void rule_index_build(struct rule_table *t, size_t more)
+{
+    free(t->index);
+    t->index = NULL;
+    t->index_size = t->index_used = 0;
+    size_t size = 64;
+    while (size < 2 * (t->n + more))
+        size *= 2;
+    struct rule **index = calloc(size, sizeof *index);
+    if (!index)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        rule_index_put(index, size, t->rules[i]);
+    t->index = index;
+    t->index_size = size;
+    t->index_used = t->n;
+}
+
+static void rule_index_add(struct rule_table *t, struct rule *r)
+{
+    if (!t->index || 2 * (t->index_used + 1) > t->index_size) {
+        rule_index_build(t, t->n + 1);
+        return; /* the rule is in t->rules already: built in */
+    }
+    rule_index_put(t->index, t->index_size, r);
+    t->index_used++;
+}
+
+/* r is in the table (so the only rule with its key): its slot is marked. */
+static void rule_index_remove(struct rule_table *t, const struct rule *r)
+{
+    struct rule **slot = rule_index_find(t, r);
+    if (slot)
+        *slot = RULE_GONE;
 }
 
 /* A copy of r sharing its action list. NULL if out of memory. */
@@ -991,21 +1073,20 @@ struct rule_table *rule_table_clone(const struct rule_table *t)
     return c;
 }
 
-static bool rule_same_match(const struct rule *a, const struct rule *b)
-{
-    return a->priority == b->priority && flow_equal(&a->match, &b->match) &&
-           flow_equal(&a->mask.m, &b->mask.m);
-}
-
 void rule_table_add(struct rule_table *t, struct rule *r)
 {
     t->version++;
-    for (size_t i = 0; i < t->n; i++) {
-        if (rule_same_match(t->rules[i], r)) {
+    if (!t->index)
+        rule_index_build(t, 1);
+    struct rule **slot = rule_index_find(t, r);
+    for (size_t i = 0; i < t->n && (slot || !t->index); i++) {
+        if (slot ? t->rules[i] == *slot : rule_same_match(t->rules[i], r)) {
             /* The replacement takes the old rule's place (and sequence). */
             r->seq = t->rules[i]->seq;
             rule_free(t->rules[i]);
             t->rules[i] = r;
+            if (slot)
+                *slot = r;
             return;
         }
     }
@@ -1029,6 +1110,7 @@ void rule_table_add(struct rule_table *t, struct rule *r)
     memmove(&t->rules[pos + 1], &t->rules[pos], (t->n - pos) * sizeof *t->rules);
     t->rules[pos] = r;
     t->n++;
+    rule_index_add(t, r);
 }
 
 unsigned rule_table_delete_strict(struct rule_table *t, const struct rule *r)
@@ -1037,6 +1119,7 @@ unsigned rule_table_delete_strict(struct rule_table *t, const struct rule *r)
     size_t j = 0;
     for (size_t i = 0; i < t->n; i++) {
         if (rule_same_match(t->rules[i], r)) {
+            rule_index_remove(t, t->rules[i]);
             rule_free(t->rules[i]);
             removed++;
         } else {
@@ -1055,6 +1138,9 @@ void rule_table_clear(struct rule_table *t)
         rule_free(t->rules[i]);
     t->n = 0;
     t->version++;
+    free(t->index);
+    t->index = NULL;
+    t->index_size = t->index_used = 0;
 }
 
 const struct rule *rule_table_lookup(const struct rule_table *t,

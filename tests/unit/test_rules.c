@@ -1059,6 +1059,81 @@ static void test_table_many(void **state)
     rule_table_destroy(t);
 }
 
+/* Random adds (a third replace an existing rule), strict deletes, clears
+ * and clones against a reference model: a list kept the way the table's
+ * contract says (a replacement keeps the old rule's place; a new rule goes
+ * after every rule of its priority or higher). The table, with its index
+ * of rules by key, must hold exactly the model's rules in its order. */
+struct model_rule {
+    int prio, port, out;
+};
+
+static void model_check(const struct rule_table *t, const struct model_rule *m, size_t n)
+{
+    assert_int_equal(rule_table_count(t), n);
+    for (size_t i = 0; i < n; i++) {
+        const struct rule *r = rule_table_at(t, i);
+        assert_int_equal(r->priority, m[i].prio);
+        assert_int_equal(r->match.tp_dst, m[i].port);
+        assert_int_equal(r->actions->a[0].u.port, m[i].out);
+    }
+}
+
+static void test_table_model(void **state)
+{
+    (void)state;
+    enum { MAX = 600 };
+    static struct model_rule m[MAX];
+    size_t n = 0;
+    struct rule_table *t = rule_table_create();
+    uint32_t x = 12345;
+    const int steps = getenv("FS_TEST_QUICK") ? 3000 : 20000;
+    for (int step = 0; step < steps; step++) {
+        x = x * 1103515245u + 12345u;
+        unsigned op = (x >> 16) % 100;
+        int prio = (int)((x >> 8) % 4) * 10, port = (int)((x >> 4) % 150), out = (int)(x % 4);
+        char text[128];
+        snprintf(text, sizeof text, "priority=%d,tcp,tp_dst=%d actions=output:p%d", prio, port,
+                 out);
+        size_t at = n;
+        for (size_t i = 0; i < n; i++)
+            if (m[i].prio == prio && m[i].port == port)
+                at = i;
+        if (op < 70 && (at < n || n < MAX)) {
+            rule_table_add(t, mk(text));
+            if (at < n) {
+                m[at].out = out;
+            } else {
+                size_t pos = n;
+                while (pos > 0 && m[pos - 1].prio < prio)
+                    pos--;
+                memmove(&m[pos + 1], &m[pos], (n - pos) * sizeof *m);
+                m[pos] = (struct model_rule){prio, port, out};
+                n++;
+            }
+        } else if (op < 96) {
+            struct rule *r = mk(text);
+            assert_int_equal(rule_table_delete_strict(t, r), at < n);
+            rule_free(r);
+            if (at < n) {
+                memmove(&m[at], &m[at + 1], (n - at - 1) * sizeof *m);
+                n--;
+            }
+        } else if (op < 98) {
+            struct rule_table *c = rule_table_clone(t);
+            assert_non_null(c);
+            rule_table_destroy(t);
+            t = c;
+        } else if (op == 98) {
+            rule_table_clear(t);
+            n = 0;
+        }
+        if (step % 97 == 0 || step == steps - 1)
+            model_check(t, m, n);
+    }
+    rule_table_destroy(t);
+}
+
 /* A rule's match as flow_format_masked() writes it: the fields its mask
  * covers, with /mask for the partial ones, in key order. */
 static void test_format_masked(void **state)
@@ -1113,6 +1188,7 @@ int main(void)
         cmocka_unit_test(test_table_action_list_outlives_rule),
         cmocka_unit_test(test_table_wildcards),
         cmocka_unit_test(test_table_many),
+        cmocka_unit_test(test_table_model),
         cmocka_unit_test(test_format_masked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
