@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,7 +21,8 @@ struct control {
     struct dp *dp;
     struct pmd_runtime *rt;
     struct ka *ka;
-    bool keepalive; /* heartbeats on and the monitor running */
+    atomic_bool keepalive; /* heartbeats on and the monitor running (written
+                            * under mu, read by anyone) */
     unsigned wait_ms;
 };
 
@@ -45,7 +47,7 @@ int control_create(const struct control_params *p, struct control **out, char *e
 /* Keep-alive on or off: the monitor and the PMDs' heartbeats. */
 static int control_keepalive_set(struct control *c, bool on, char *err, size_t errlen)
 {
-    if (on == c->keepalive)
+    if (on == atomic_load(&c->keepalive))
         return 0;
     if (on) {
         if (!c->ka) {
@@ -59,7 +61,7 @@ static int control_keepalive_set(struct control *c, bool on, char *err, size_t e
         pmd_runtime_keepalive(c->rt, false);
         ka_stop(c->ka);
     }
-    c->keepalive = on;
+    atomic_store(&c->keepalive, on);
     return 0;
 }
 
@@ -67,7 +69,7 @@ void control_destroy(struct control *c)
 {
     if (!c)
         return;
-    if (c->keepalive)
+    if (atomic_load(&c->keepalive))
         control_keepalive_set(c, false, NULL, 0);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -111,9 +113,9 @@ const struct config *control_config(const struct control *c)
     return c->cfg;
 }
 
-bool control_keepalive(const struct control *c)
+bool control_keepalive(struct control *c)
 {
-    return c->keepalive;
+    return atomic_load(&c->keepalive);
 }
 
 unsigned control_wait_ms(const struct control *c)
@@ -142,11 +144,12 @@ static control_lag control_settle(struct control *c)
     return lag;
 }
 
-unsigned control_reclaim(struct control *c)
+int control_reclaim(struct control *c)
 {
-    control_lock(c);
+    if (pthread_mutex_trylock(&c->mu))
+        return -1;
     pmd_runtime_sync_idle(c->rt);
-    unsigned n = dp_rules_reclaim(c->dp);
+    int n = (int)dp_rules_reclaim(c->dp);
     control_unlock(c);
     return n;
 }
@@ -208,7 +211,7 @@ int control_knob_set(struct control *c, const char *name, const char *value,
 int control_knob_get(const struct control *c, const char *name, char *buf, size_t size)
 {
     if (!strcmp(name, "keepalive") || !strcmp(name, "keep-alive")) {
-        snprintf(buf, size, "%s", c->keepalive ? "on" : "off");
+        snprintf(buf, size, "%s", atomic_load(&c->keepalive) ? "on" : "off");
         return 0;
     }
     if (!strcmp(name, "keepalive-interval")) {
@@ -315,7 +318,7 @@ static void control_reload_knobs(struct control *c, const struct config *neu,
                      (unsigned)ka_interval_ms(c->ka), (unsigned)neu->keepalive_interval_ms);
         ka_set_interval(c->ka, neu->keepalive_interval_ms);
     }
-    if (neu->keepalive != c->keepalive) {
+    if (neu->keepalive != atomic_load(&c->keepalive)) {
         char err[256];
         if (control_keepalive_set(c, neu->keepalive, err, sizeof err))
             control_note(r->applied, sizeof r->applied, "keepalive not changed: %s", err);

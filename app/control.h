@@ -15,8 +15,9 @@
  * read only from the snapshots PMDs publish (pmd.h) and through requests
  * they serve at their quiescent point.
  *
- * Every function except control_create/destroy, control_start and
- * control_reload expects the caller to hold the mutex (control_lock()). */
+ * Every function except control_create/destroy, control_start,
+ * control_keepalive, control_reclaim and control_reload expects the caller
+ * to hold the mutex (control_lock()). */
 #ifndef FS_CONTROL_H
 #define FS_CONTROL_H
 
@@ -61,7 +62,8 @@ struct dp *control_dp(const struct control *c);
 struct pmd_runtime *control_rt(const struct control *c);
 struct ka *control_ka(const struct control *c);
 const struct config *control_config(const struct control *c);
-bool control_keepalive(const struct control *c);
+/* Whether keep-alive is on; any thread, without the mutex. */
+bool control_keepalive(struct control *c);
 unsigned control_wait_ms(const struct control *c);
 
 /* Bit i set: PMD i (running) has not taken the last change yet. */
@@ -91,8 +93,9 @@ int control_knob_get(const struct control *c, const char *name, char *buf, size_
 unsigned control_request(struct control *c, enum dp_pmd_request req, bool answered[PMD_MAX]);
 
 /* Frees replaced rule tables and knob sets no PMD uses any more; returns
- * how many still wait for a PMD. Takes the mutex itself. */
-unsigned control_reclaim(struct control *c);
+ * how many still wait for a PMD, or -1 (nothing done) if an operation
+ * holds the mutex: housekeeping never waits for a command. */
+int control_reclaim(struct control *c);
 
 /* SIGHUP: re-reads the config file and applies what differs from the
  * running configuration as the ctl commands would: the file's rules as one

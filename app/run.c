@@ -279,10 +279,7 @@ static bool run_wait(const sigset_t *set, uint64_t deadline, struct control *ctl
 /* The keep-alive line of a statistics report, when keep-alive is on. */
 static void run_print_keepalive(struct control *ctl, FILE *out, bool json)
 {
-    control_lock(ctl);
-    bool on = control_keepalive(ctl);
-    control_unlock(ctl);
-    if (!on)
+    if (!control_keepalive(ctl))
         return;
     struct ka *ka = control_ka(ctl);
     unsigned n = ka_n_pmds(ka);
