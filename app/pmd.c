@@ -445,14 +445,11 @@ static void pmd_sleep_ns(uint64_t ns)
     nanosleep(&ts, NULL);
 }
 
-/* Names, pins and prioritises the calling PMD thread. A pin or a priority
- * the system refuses is reported and the PMD runs on without it. */
+/* Pins and prioritises the calling PMD thread. A pin or a priority the
+ * system refuses is reported and the PMD runs on without it. */
 static void pmd_thread_setup(struct pmd_thread *t)
 {
     const struct pmd_config *cfg = &t->cold.rt->cfg;
-    char name[16];
-    snprintf(name, sizeof name, "pmd-%u", t->hot.index);
-    pthread_setname_np(pthread_self(), name);
     if (t->cold.core >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -527,12 +524,15 @@ int pmd_runtime_start(struct pmd_runtime *rt, char *err, size_t errlen)
             continue;
         }
         int rc = pthread_create(&t->cold.tid, NULL, pmd_main, t);
-        /* Requests from here on go through the thread (pmd_runtime_request). */
         if (rc) {
             fs_errf(err, errlen, "pmd %u: cannot create thread: %s", i, strerror(rc));
             pmd_runtime_stop(rt);
             return -1;
         }
+        /* Named here, so the name is there when start returns. */
+        char name[16];
+        snprintf(name, sizeof name, "pmd-%u", i);
+        pthread_setname_np(t->cold.tid, name);
         t->cold.running = true;
     }
     rt->started = true;
