@@ -168,25 +168,32 @@ static void cc_write_summary(FILE *f, void *aux)
     report_summary(f, x->json, control_dp(x->c), x->s, control_config(x->c)->path, 0);
 }
 
-static void cmd_stats(struct ctl_commands *cc, int argc, char **argv, bool json,
-                      struct ctl_answer *ans)
+static void cc_write_drops(FILE *f, void *aux)
 {
-    (void)argc;
-    (void)argv;
+    const struct cc_summary *x = aux;
+    report_drops(f, x->json, x->s);
+}
+
+/* Answers what 'write' makes of the totals (cc_totals()). */
+static void cc_answer_totals(struct ctl_commands *cc, bool json, struct ctl_answer *ans,
+                             void (*write)(FILE *, void *))
+{
     struct dp_stats *tot = cc_totals(cc->c);
     if (!tot) {
         ctl_answer_error(ans, "out of memory");
         return;
     }
     struct cc_summary x = {cc->c, tot, json};
-    cc_capture(ans, json, cc_write_summary, &x);
+    cc_capture(ans, json, write, &x);
     free(tot);
 }
 
-static void cc_write_drops(FILE *f, void *aux)
+static void cmd_stats(struct ctl_commands *cc, int argc, char **argv, bool json,
+                      struct ctl_answer *ans)
 {
-    const struct cc_summary *x = aux;
-    report_drops(f, x->json, x->s);
+    (void)argc;
+    (void)argv;
+    cc_answer_totals(cc, json, ans, cc_write_summary);
 }
 
 static void cmd_drops(struct ctl_commands *cc, int argc, char **argv, bool json,
@@ -194,14 +201,7 @@ static void cmd_drops(struct ctl_commands *cc, int argc, char **argv, bool json,
 {
     (void)argc;
     (void)argv;
-    struct dp_stats *tot = cc_totals(cc->c);
-    if (!tot) {
-        ctl_answer_error(ans, "out of memory");
-        return;
-    }
-    struct cc_summary x = {cc->c, tot, json};
-    cc_capture(ans, json, cc_write_drops, &x);
-    free(tot);
+    cc_answer_totals(cc, json, ans, cc_write_drops);
 }
 
 struct cc_pmds {

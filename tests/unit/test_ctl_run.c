@@ -455,6 +455,16 @@ static void test_keepalive(void **state)
 
 /* ---- reload ----------------------------------------------------------------- */
 
+/* A knob's value as the control plane holds it. */
+static const char *knob(struct fx *f, const char *name)
+{
+    static char v[64];
+    control_lock(f->ctl);
+    assert_int_equal(control_knob_get(f->ctl, name, v, sizeof v), 0);
+    control_unlock(f->ctl);
+    return v;
+}
+
 /* What control_reload() wrote. */
 static const char *reload(struct fx *f, int want_rc)
 {
@@ -484,11 +494,7 @@ static void test_reload(void **state)
              "port p2\n",
              f->cfg_path, f->cfg_path);
     assert_string_equal(reload(f, 0), want);
-    char v[32];
-    control_lock(f->ctl);
-    assert_int_equal(control_knob_get(f->ctl, "tx-flush-interval", v, sizeof v), 0);
-    control_unlock(f->ctl);
-    assert_string_equal(v, "25");
+    assert_string_equal(knob(f, "tx-flush-interval"), "25");
     assert_string_equal(ask_ok(f, "rule-show"),
                         "2 rules, in lookup order (priority, rule):\n"
                         "  32768  in_port=p0 actions=output:p2\n"
@@ -512,10 +518,7 @@ static void test_reload(void **state)
              "flowswitch: reload of %s rejected, the running configuration stays\n",
              f->cfg_path, f->cfg_path);
     assert_string_equal(reload(f, -1), want);
-    control_lock(f->ctl);
-    assert_int_equal(control_knob_get(f->ctl, "tx-flush-interval", v, sizeof v), 0);
-    control_unlock(f->ctl);
-    assert_string_equal(v, "25");
+    assert_string_equal(knob(f, "tx-flush-interval"), "25");
     assert_string_equal(ask_ok(f, "rule-show"),
                         "2 rules, in lookup order (priority, rule):\n"
                         "  32768  in_port=p0 actions=output:p2\n"
