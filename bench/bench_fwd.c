@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
+#include "bench_dp.h"
 #include "config.h"
 #include "dp.h"
 #include "netdev.h"
@@ -166,33 +167,14 @@ int main(int argc, char **argv)
     if (flows == 0)
         flows = 1;
 
-    char dir[] = "/tmp/bench_fwd.XXXXXX";
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    char path[256];
-    snprintf(path, sizeof path, "%s/fwd.ini", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return 1;
-    }
-    fprintf(f, "[port p0]\ntype = dummy\n\n[port p1]\ntype = dummy\ntx-keep = true\n\n"
-               "[rules]\nrule = in_port=p0 actions=output:p1\n");
-    fclose(f);
-
     netdev_dummy_register();
     struct config cfg;
     struct dp *dp;
-    char err[512];
-    if (config_load(path, &cfg, err, sizeof err) ||
-        config_dp_create(&cfg, dir, &dp, err, sizeof err)) {
-        fprintf(stderr, "bench_fwd: %s\n", err);
+    if (bench_dp_open("bench_fwd",
+                      "[port p0]\ntype = dummy\n\n[port p1]\ntype = dummy\ntx-keep = true\n\n"
+                      "[rules]\nrule = in_port=p0 actions=output:p1\n",
+                      &cfg, &dp))
         return 1;
-    }
-    unlink(path);
-    rmdir(dir);
     struct dp_pmd *pmd = dp_pmd_create(dp);
     struct dp_port_info pin, pout;
     dp_port_get(dp, 0, &pin);

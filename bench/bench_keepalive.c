@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
+#include "bench_dp.h"
 #include "config.h"
 #include "dp.h"
 #include "keepalive.h"
@@ -142,32 +143,15 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    char dir[] = "/tmp/bench_keepalive.XXXXXX";
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    char path[256];
-    snprintf(path, sizeof path, "%s/ka.ini", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return 1;
-    }
-    fprintf(f, "[port p0]\ntype = dummy\n\n[port p1]\ntype = dummy\ntx-keep = true\n\n"
-               "[rules]\nrule = in_port=p0 actions=output:p1\n");
-    fclose(f);
     netdev_dummy_register();
     struct config cfg;
     struct dp *dp;
     char err[512];
-    if (config_load(path, &cfg, err, sizeof err) ||
-        config_dp_create(&cfg, dir, &dp, err, sizeof err)) {
-        fprintf(stderr, "bench_keepalive: %s\n", err);
+    if (bench_dp_open("bench_keepalive",
+                      "[port p0]\ntype = dummy\n\n[port p1]\ntype = dummy\ntx-keep = true\n\n"
+                      "[rules]\nrule = in_port=p0 actions=output:p1\n",
+                      &cfg, &dp))
         return 1;
-    }
-    unlink(path);
-    rmdir(dir);
     struct pmd_config pc;
     pmd_config_default(&pc);
     struct bk b;
