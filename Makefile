@@ -254,12 +254,12 @@ build/fuzz/fuzz_ctl_%: tests/fuzz/fuzz_ctl_%.c app/ctl-proto.c app/ctl-proto.h s
 
 # The config harness adds the config module (and libinih), the pcap one the
 # pcap backend (and libpcap) over the core.
-build/fuzz/fuzz_config: tests/fuzz/fuzz_config.c app/config.c app/config.h $(CORE_SRC) \
-                        $(wildcard src/*.h)
+build/fuzz/fuzz_config: tests/fuzz/fuzz_config.c tests/fuzz/fuzz_file.h app/config.c \
+                        app/config.h $(CORE_SRC) $(wildcard src/*.h)
 	@mkdir -p build/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< app/config.c $(CORE_SRC) $(LDLIBS_IO) $(LDLIBS_CORE)
 
-build/fuzz/fuzz_pcap: tests/fuzz/fuzz_pcap.c backends/pcap/netdev-pcap.c \
+build/fuzz/fuzz_pcap: tests/fuzz/fuzz_pcap.c tests/fuzz/fuzz_file.h backends/pcap/netdev-pcap.c \
                       backends/pcap/netdev-pcap.h $(CORE_SRC) $(wildcard src/*.h)
 	@mkdir -p build/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< backends/pcap/netdev-pcap.c $(CORE_SRC) $(LDLIBS_IO) \

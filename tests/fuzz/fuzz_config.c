@@ -2,7 +2,8 @@
  * config_load() over libinih, what SIGHUP re-reads while the switch runs)
  * on fuzzed file contents.
  *
- * The input is written to a memory file and loaded by its /proc path.
+ * The input is written to a memory file and loaded by its /proc path
+ * (fuzz_file.h).
  * abort() flags a broken invariant:
  *  - a load fails with "path[:line]: reason" (line within the file) and an
  *    empty config, or succeeds with ports, rules and changes within their
@@ -10,13 +11,9 @@
  *  - config_free() leaves nothing behind (LeakSanitizer).
  * Port types are registered without a backend: the parser only asks
  * whether a type exists. */
-#define _GNU_SOURCE /* memfd_create */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "fuzz_file.h"
+
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "netdev-provider.h"
@@ -33,16 +30,13 @@ static const struct netdev_class fuzz_pcap = {.type = "pcap"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int fd = -1;
-    if (fd < 0) {
+    static bool registered;
+    if (!registered) {
         netdev_register(&fuzz_dummy);
         netdev_register(&fuzz_pcap);
-        fd = memfd_create("fuzz-config", 0);
-        CHECK(fd >= 0);
+        registered = true;
     }
-    CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    const char *path = fuzz_file(data, size);
     size_t lines = 1;
     for (size_t i = 0; i < size; i++)
         lines += data[i] == '\n';

@@ -4,7 +4,8 @@
  *
  * The first byte picks the port's options (vnet-hdr, rx-loop, rx-csum and
  * guest-csum caps, burst); the rest is the rx file, written to a memory
- * file and opened by its /proc path. abort() flags a broken invariant:
+ * file and opened by its /proc path (fuzz_file.h). abort() flags a broken
+ * invariant:
  *  - an open fails with a reason, or the port delivers packets in bounded
  *    time: at most its burst per call, each due (time <= now), with a
  *    length within PKT_BUF_MAX and any NEEDS_CSUM location inside the
@@ -12,13 +13,9 @@
  *  - the counters add up: rx_packets = packets delivered;
  *  - every packet delivered can be written back (tx to /dev/null, with
  *    the same vnet-hdr setting) and freed (LeakSanitizer). */
-#define _GNU_SOURCE /* memfd_create */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "fuzz_file.h"
+
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "backends/pcap/netdev-pcap.h"
 #include "netdev-provider.h"
@@ -36,18 +33,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int fd = -1;
-    if (fd < 0) {
+    static bool registered;
+    if (!registered) {
         netdev_pcap_register();
-        fd = memfd_create("fuzz-pcap", 0);
-        CHECK(fd >= 0);
+        registered = true;
     }
     if (size < 1)
         return 0;
     uint8_t mode = data[0];
-    CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, data + 1, size - 1, 0) == (ssize_t)(size - 1));
-    char rx[64], burst[8];
-    snprintf(rx, sizeof rx, "/proc/self/fd/%d", fd);
+    const char *rx = fuzz_file(data + 1, size - 1);
+    char burst[8];
     bool vnet = mode & 1, loop = mode & 2;
     snprintf(burst, sizeof burst, "%u", 1u + (mode >> 3) % 32);
     struct netdev_opt opts[] = {
