@@ -44,10 +44,11 @@
      RTE_MBUF_F_TX_OUTER_IPV6 | RTE_MBUF_F_TX_OUTER_IP_CKSUM |                 \
      RTE_MBUF_F_TX_OUTER_UDP_CKSUM | RTE_MBUF_F_TX_TUNNEL_MASK)
 
-/* Counters of one queue: only its PMD writes them. */
+/* Counters of one queue: only its PMD writes them (the PMDs sharing a tx
+ * queue one at a time), a control thread may read them (netdev_counter). */
 struct dpdkdev_qstats {
-    uint64_t packets, bytes, dropped, errors;
-    uint64_t multiseg, copied, nombuf, prep_failed, offload, sw_csum, notconn;
+    netdev_counter packets, bytes, dropped, errors;
+    netdev_counter multiseg, copied, nombuf, prep_failed, offload, sw_csum, notconn;
 } __rte_cache_aligned;
 
 struct dpdkdev_port {
@@ -657,9 +658,9 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
     for (; i < n; i++) {
         struct rte_mbuf *mb = m[i];
         if (mb->nb_segs != 1) {
-            qs->multiseg++;
-            qs->dropped++;
-            qs->errors++;
+            netdev_counter_add(&qs->multiseg, 1);
+            netdev_counter_add(&qs->dropped, 1);
+            netdev_counter_add(&qs->errors, 1);
             rte_pktmbuf_free(mb);
             continue;
         }
@@ -675,7 +676,7 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
                 if (!c || mb->pkt_len > rte_pktmbuf_tailroom(c)) {
                     rte_pktmbuf_free(c);
                     rte_pktmbuf_free(mb);
-                    qs->dropped++;
+                    netdev_counter_add(&qs->dropped, 1);
                     continue;
                 }
                 memcpy(rte_pktmbuf_mtod(c, void *), rte_pktmbuf_mtod(mb, void *),
@@ -687,7 +688,7 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
                               ~(uint64_t)(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
                 rte_pktmbuf_free(mb);
                 mb = c;
-                qs->copied++;
+                netdev_counter_add(&qs->copied, 1);
             } else {
                 dpdkdev_pkt_bind(mb);
             }
@@ -705,8 +706,8 @@ static int dpdkdev_rxq_recv(struct netdev *dev, unsigned qid, struct pkt_batch *
     }
     batch->count = (uint16_t)(batch->count + got);
     batch->flags |= bflags;
-    qs->packets += got;
-    qs->bytes += bytes;
+    netdev_counter_add(&qs->packets, got);
+    netdev_counter_add(&qs->bytes, bytes);
     return (int)got;
 }
 
@@ -717,7 +718,7 @@ static void dpdkdev_sw_complete(struct dpdkdev_qstats *qs, struct pkt *p)
 {
     if (pkt_csum_any_partial(p)) {
         pkt_csum_complete(p, NULL);
-        qs->sw_csum++;
+        netdev_counter_add(&qs->sw_csum, 1);
     }
 }
 
@@ -826,12 +827,12 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
     int dq = (int)qid;
     if (dp->vhost) {
         if (!atomic_load_explicit(&dp->link, memory_order_acquire)) {
-            qs->notconn++;
+            netdev_counter_add(&qs->notconn, 1);
             return -ENOTCONN;
         }
         dq = atomic_load_explicit(&dp->txq_map[qid], memory_order_acquire);
         if (dq < 0) {
-            qs->notconn++;
+            netdev_counter_add(&qs->notconn, 1);
             return -ENOTCONN;
         }
     }
@@ -864,13 +865,13 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
             }
             mb = rte_pktmbuf_alloc(dp->pool);
             if (!mb) {
-                qs->nombuf++;
+                netdev_counter_add(&qs->nombuf, 1);
                 break;
             }
             memcpy(rte_pktmbuf_mtod(mb, void *), p->data, p->len);
             mb->pkt_len = p->len;
             mb->data_len = (uint16_t)p->len;
-            qs->copied++;
+            netdev_counter_add(&qs->copied, 1);
             foreign |= 1u << k;
         }
         if (unlikely(partial) && dpdkdev_tx_offload(dp, p, mb))
@@ -885,7 +886,7 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
     if (offl && built) {
         ok = rte_eth_tx_prepare(dp->port_id, (uint16_t)dq, m, (uint16_t)built);
         if (ok < built)
-            qs->prep_failed++;
+            netdev_counter_add(&qs->prep_failed, 1);
     }
 
     bool lock = dp->vhost;
@@ -909,13 +910,13 @@ static int dpdkdev_send(struct netdev *dev, unsigned qid, struct pkt **pkts, int
         else if (i < built)
             rte_pktmbuf_free(m[i]);
     }
-    qs->offload += (unsigned)__builtin_popcount(offl & sent_map);
-    qs->packets += sent;
-    qs->bytes += bytes;
+    netdev_counter_add(&qs->offload, (unsigned)__builtin_popcount(offl & sent_map));
+    netdev_counter_add(&qs->packets, sent);
+    netdev_counter_add(&qs->bytes, bytes);
     if (sent == 0 && err)
         return err;
     if (sent == 0 && ok == 0 && built > 0 && offl) {
-        qs->errors++;
+        netdev_counter_add(&qs->errors, 1);
         return -EINVAL; /* the first packet cannot be prepared */
     }
     return (int)sent;
@@ -933,16 +934,16 @@ static void dpdkdev_get_stats(const struct netdev *dev, struct netdev_stats *st)
     const struct dpdkdev_port *dp = dpdkdev_priv(dev);
     memset(st, 0, sizeof *st);
     for (unsigned q = 0; q < dp->n_rxq; q++) {
-        st->rx_packets += dp->rxs[q].packets;
-        st->rx_bytes += dp->rxs[q].bytes;
-        st->rx_dropped += dp->rxs[q].dropped;
-        st->rx_errors += dp->rxs[q].errors;
+        st->rx_packets += netdev_counter_read(&dp->rxs[q].packets);
+        st->rx_bytes += netdev_counter_read(&dp->rxs[q].bytes);
+        st->rx_dropped += netdev_counter_read(&dp->rxs[q].dropped);
+        st->rx_errors += netdev_counter_read(&dp->rxs[q].errors);
     }
     for (unsigned q = 0; q < dp->n_txq; q++) {
-        st->tx_packets += dp->txs[q].packets;
-        st->tx_bytes += dp->txs[q].bytes;
-        st->tx_dropped += dp->txs[q].dropped;
-        st->tx_errors += dp->txs[q].errors;
+        st->tx_packets += netdev_counter_read(&dp->txs[q].packets);
+        st->tx_bytes += netdev_counter_read(&dp->txs[q].bytes);
+        st->tx_dropped += netdev_counter_read(&dp->txs[q].dropped);
+        st->tx_errors += netdev_counter_read(&dp->txs[q].errors);
     }
     struct rte_eth_stats es;
     if (rte_eth_stats_get(dp->port_id, &es) == 0)
@@ -994,17 +995,17 @@ void netdev_dpdk_get_stats(const struct netdev *dev, struct netdev_dpdk_stats *s
         return;
     struct dpdkdev_port *dp = dpdkdev_priv(dev);
     for (unsigned q = 0; q < dp->n_rxq; q++) {
-        st->rx_multiseg += dp->rxs[q].multiseg;
-        st->rx_copied += dp->rxs[q].copied;
+        st->rx_multiseg += netdev_counter_read(&dp->rxs[q].multiseg);
+        st->rx_copied += netdev_counter_read(&dp->rxs[q].copied);
     }
     for (unsigned q = 0; q < dp->n_txq; q++) {
         const struct dpdkdev_qstats *s = &dp->txs[q];
-        st->tx_copied += s->copied;
-        st->tx_nombuf += s->nombuf;
-        st->tx_prep_failed += s->prep_failed;
-        st->tx_offload += s->offload;
-        st->tx_sw_csum += s->sw_csum;
-        st->tx_notconn += s->notconn;
+        st->tx_copied += netdev_counter_read(&s->copied);
+        st->tx_nombuf += netdev_counter_read(&s->nombuf);
+        st->tx_prep_failed += netdev_counter_read(&s->prep_failed);
+        st->tx_offload += netdev_counter_read(&s->offload);
+        st->tx_sw_csum += netdev_counter_read(&s->sw_csum);
+        st->tx_notconn += netdev_counter_read(&s->notconn);
     }
     st->link_changes = atomic_load(&dp->link_changes);
     st->txq_remaps = atomic_load(&dp->remaps);
