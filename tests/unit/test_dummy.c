@@ -338,6 +338,7 @@ static void test_multi_queue(void **state)
     assert_int_equal(netdev_dummy_tx_pending(dev, 1), 1);
     struct pkt *q = mk_pkt(5, 0);
     assert_int_equal(send_pkts(dev, 2, &q, 1), -EINVAL); /* no such txq */
+    pkt_free(q);
     q = mk_pkt(6, 0);
     assert_int_equal(send_pkts(dev, 0, &q, 1), 1);
     /* Counted per queue (one writer each), added up by get_stats. */
