@@ -88,7 +88,7 @@ endif
 
 # Include paths of each layer: dependencies point down.
 CORE_INC := -Isrc
-SIM_INC := -Isrc -Isim
+SIM_INC := -I. -Isrc -Isim
 APP_INC := -I. -Isrc -Isim -Iapp
 PROVIDER_DIR := $(BUILD)/provider
 BACKEND_INC := -I$(PROVIDER_DIR)

@@ -17,6 +17,7 @@
 #include "netdev.h"
 #include "pmd.h"
 #include "replay.h"
+#include "simcmd.h"
 #include "report.h"
 #include "sys.h"
 #include "util.h"
@@ -44,6 +45,10 @@ static void usage(FILE *out)
             "        SIGINT/SIGTERM (or --duration), printing PMD stats; with\n"
             "        --backend=dpdk the EAL is initialised from EAL-ARGS first.\n"
             "        'flowswitch run --help' lists every option.\n"
+            "  sim [--seed N] [--json] [--out-dir DIR] [--set SECTION.KEY=VALUE] SCENARIO\n"
+            "        Simulate a scenario (ports, traffic, N PMDs) in virtual time, the\n"
+            "        real datapath core under a cost model; print what happened.\n"
+            "        'flowswitch sim --help' lists every option.\n"
             "  check CONFIG\n"
             "        Validate CONFIG (syntax, ports, rules) without opening ports\n"
             "        and print the rules in lookup order.\n"
@@ -239,6 +244,8 @@ int main(int argc, char **argv)
         rc = cmd_check(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "run"))
         rc = fs_cmd_run(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "sim"))
+        rc = fs_cmd_sim(argc - 1, argv + 1);
     else {
         fprintf(stderr, "flowswitch: unknown command '%s' (try 'flowswitch --help')\n",
                 argv[1]);

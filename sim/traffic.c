@@ -564,8 +564,7 @@ static void advance(struct sim_traffic *t, uint64_t bits)
     }
 }
 
-int sim_traffic_next(struct sim_traffic *t, uint64_t *arrival_ns, struct pkt **pkt,
-                     struct sim_traffic_info *info)
+size_t sim_traffic_next_frame(struct sim_traffic *t, uint8_t *buf, struct sim_traffic_info *info)
 {
     double now = t->t_next;
     churn_until(t, now);
@@ -573,16 +572,25 @@ int sim_traffic_next(struct sim_traffic *t, uint64_t *arrival_ns, struct pkt **p
                                                       : sim_rng_below(&t->pick_rng, t->cfg.flows);
     uint64_t flow = t->slot_flow ? t->slot_flow[slot] : slot;
     uint64_t seq = t->seqs[slot]++;
-    size_t len = sim_traffic_build(t, flow, seq, t->frame, info);
-    struct pkt *p = pkt_from_data(t->frame, (uint32_t)len);
-    if (!p)
-        return -1;
+    size_t len = sim_traffic_build(t, flow, seq, buf, info);
     info->slot = slot;
     info->arrival_ns = (uint64_t)now;
-    *arrival_ns = info->arrival_ns;
-    *pkt = p;
     advance(t, ((uint64_t)info->wire_bytes + 20) * 8);
-    return 0;
+    return len;
+}
+
+uint64_t sim_traffic_next_time(const struct sim_traffic *t)
+{
+    return (uint64_t)t->t_next;
+}
+
+int sim_traffic_next(struct sim_traffic *t, uint64_t *arrival_ns, struct pkt **pkt,
+                     struct sim_traffic_info *info)
+{
+    size_t len = sim_traffic_next_frame(t, t->frame, info);
+    *arrival_ns = info->arrival_ns;
+    *pkt = pkt_from_data(t->frame, (uint32_t)len);
+    return *pkt ? 0 : -1;
 }
 
 struct pkt *sim_traffic_regenerate(const struct sim_traffic *t, uint64_t flow_id, uint64_t seq,

@@ -639,17 +639,6 @@ unsigned dp_pmd_queued(const struct dp_pmd *pmd)
     return n;
 }
 
-uint64_t dp_pmd_next_flush(const struct dp_pmd *pmd)
-{
-    uint64_t t = UINT64_MAX;
-    for (unsigned i = 0; i < pmd->dp->n_ports; i++) {
-        const struct txq *q = &pmd->txq[i];
-        if (txq_queued(q) && q->first_ns + q->interval_ns < t)
-            t = q->first_ns + q->interval_ns;
-    }
-    return t;
-}
-
 static const struct dp_rxq_pin *dp_find_pin(const struct dp_rxq_pin *pins, unsigned n,
                                             unsigned port, unsigned qid)
 {

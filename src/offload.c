@@ -100,6 +100,15 @@ static bool ipv4_known(const struct pkt *p, const struct ol_view *v)
            (uint32_t)v->l3_ofs + (uint32_t)(p->data[v->l3_ofs] & 0x0f) * 4 <= p->len;
 }
 
+/* Counts a checksum of 'layer' completed in software over 'bytes'. */
+static void csum_count_sw(struct csum_stats *st, enum csum_layer layer, uint32_t bytes)
+{
+    if (st) {
+        st->n[CSUM_STAT_SW + layer]++;
+        st->n[CSUM_STAT_SW_BYTES] += bytes;
+    }
+}
+
 static void ipv4_complete(struct pkt *p, const struct ol_view *v)
 {
     uint8_t *ip = p->data + v->l3_ofs;
@@ -158,15 +167,19 @@ static void l4_leave_partial(struct pkt *p, const struct ol_view *v)
 static enum csum_prep l4_complete(struct pkt *p, const struct ol_view *v,
                                   enum csum_layer layer, struct csum_stats *st)
 {
-    if (l4_known(p, v) && vnet_matches_l4(p, v))
+    uint32_t bytes;
+    if (l4_known(p, v) && vnet_matches_l4(p, v)) {
         l4_complete_known(p, v);
-    else if (layer != CSUM_L_OUTER_L4 || !(p->flags & PKT_F_VNET_CSUM) || !l4_complete_vnet(p))
+        bytes = v->l4_len;
+    } else if (layer == CSUM_L_OUTER_L4 && (p->flags & PKT_F_VNET_CSUM) && l4_complete_vnet(p)) {
+        bytes = p->len - p->csum_start;
+    } else {
         return CSUM_PREP_INVALID;
+    }
     p->flags &= (uint16_t)~PKT_F_VNET_CSUM;
     p->csum_start = p->csum_offset = 0;
     pkt_csum_set(p, layer, CSUM_GOOD);
-    if (st)
-        st->n[CSUM_STAT_SW + layer]++;
+    csum_count_sw(st, layer, bytes);
     return CSUM_PREP_OK;
 }
 
@@ -184,8 +197,7 @@ static enum csum_prep ip_resolve(struct pkt *p, const struct ol_view *v,
     }
     ipv4_complete(p, v);
     pkt_csum_set(p, layer, CSUM_GOOD);
-    if (st)
-        st->n[CSUM_STAT_SW + layer]++;
+    csum_count_sw(st, layer, (uint32_t)(p->data[v->l3_ofs] & 0x0f) * 4);
     return CSUM_PREP_OK;
 }
 
@@ -317,8 +329,7 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
         } else if (l4_known(p, &in)) {
             l4_complete_known(p, &in);
             pkt_csum_set(p, CSUM_L_INNER_L4, CSUM_GOOD);
-            if (st)
-                st->n[CSUM_STAT_SW + CSUM_L_INNER_L4]++;
+            csum_count_sw(st, CSUM_L_INNER_L4, in.l4_len);
         } else {
             return CSUM_PREP_INVALID;
         }
@@ -344,8 +355,9 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
     uint16_t c = shortcut ? pkt_outer_udp_csum_short(p) : pkt_outer_udp_csum_full(p);
     pkt_st16(field, c);
     pkt_csum_set(p, CSUM_L_OUTER_L4, CSUM_GOOD);
-    if (st)
-        st->n[CSUM_STAT_SW + CSUM_L_OUTER_L4]++;
+    /* The shortcut sums the headers in front of the inner segment. */
+    csum_count_sw(st, CSUM_L_OUTER_L4,
+                  shortcut ? (uint32_t)(in.l4_ofs - out.l4_ofs) : (uint32_t)out.l4_len);
     return CSUM_PREP_OK;
 }
 

@@ -44,6 +44,8 @@ enum csum_stat {
     CSUM_STAT_SW_VERIFIED,     /* checksums verified in software */
     CSUM_STAT_SW_VERIFY_FAILED, /* ... and found wrong */
     CSUM_STAT_BAD_FORWARDED,   /* BAD packets forwarded (bad-csum = forward) */
+    CSUM_STAT_SW_BYTES,        /* bytes summed to complete checksums in software */
+    CSUM_STAT_SW_VERIFY_BYTES, /* bytes summed to verify checksums in software */
     CSUM_N_STATS
 };
 

@@ -295,8 +295,10 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     if (!v6) {
         enum csum_state s = pkt_csum_get(pkt, CSUM_L_OUTER_IP);
         if (s == CSUM_UNKNOWN) {
-            if (st)
+            if (st) {
                 st->n[CSUM_STAT_SW_VERIFIED]++;
+                st->n[CSUM_STAT_SW_VERIFY_BYTES] += IPV4_HLEN;
+            }
             if (csum_fold(csum_partial(ip, 20, 0)) != 0) {
                 if (st)
                     st->n[CSUM_STAT_SW_VERIFY_FAILED]++;
@@ -310,8 +312,10 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     if (has_csum) {
         enum csum_state s = pkt_csum_get(pkt, CSUM_L_OUTER_L4);
         if (s == CSUM_UNKNOWN) {
-            if (st)
+            if (st) {
                 st->n[CSUM_STAT_SW_VERIFIED]++;
+                st->n[CSUM_STAT_SW_VERIFY_BYTES] += udp_len;
+            }
             uint32_t sum = csum_add(pkt_outer_udp_pseudo(pkt), csum_partial(udp, udp_len, 0));
             if (csum_fold(sum) != 0) {
                 if (st)
