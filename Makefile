@@ -2,7 +2,7 @@
 #
 #   make            build ./build/<cc>/flowswitch (and ./flowswitch link)
 #   make check      unit, replay, CLI, layering (and DPDK) tests
-#   make demo       replay the shipped testdata through demo/demo.ini
+#   make demo       replay demo/demo.ini, then simulate demo/sim.ini
 #   make valgrind   unit + replay tests under memcheck
 #   make coverage   lcov HTML report + gcovr summary of src/ and backends/
 #   make asan       unit tests built with -fsanitize=address,undefined
@@ -195,6 +195,8 @@ replay: all
 
 demo: all
 	@./$(BIN) replay --out-dir $(BUILD)/demo demo/demo.ini
+	@echo
+	@./$(BIN) sim demo/sim.ini
 
 valgrind: all
 	@$(MAKE) --no-print-directory unit-build

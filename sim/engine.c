@@ -30,7 +30,11 @@
 #define SIM_COLLECT_BURST 64
 #define SIM_PROGRESS_EVENTS (1u << 16)
 
-enum sim_event_kind { SIM_EV_ARRIVAL, SIM_EV_POLL };
+enum sim_event_kind {
+    SIM_EV_ARRIVAL, /* a stream's next packet (id: the stream) */
+    SIM_EV_POLL,    /* a PMD's poll (id: the PMD) */
+    SIM_EV_WIRE,    /* a frame delayed on a NIC's link has arrived (id: the port) */
+};
 
 /* The departures of the packets a transmit ring holds (ps), oldest first. */
 struct sim_txring {
@@ -48,6 +52,9 @@ struct sim_port {
     unsigned rxq_pmd[NETDEV_MAX_QUEUES];
     struct sim_rss *rss;         /* NIC with several rx queues */
     uint64_t wire_free_ps;       /* rx: when the link is free again */
+    /* Frames still on the link (a sender faster than the line rate): in
+     * arrival order, each delivered by a SIM_EV_WIRE event. */
+    struct sim_pkt *wire_head, *wire_tail;
     uint64_t service_ps;         /* VM: per packet the guest takes, 0: at once */
     struct sim_txring tx[NETDEV_MAX_QUEUES];
     uint64_t send_calls_seen;
@@ -423,6 +430,50 @@ static void sim_guest_partial(struct pkt *p)
     p->csum[CSUM_L_OUTER_L4] = CSUM_PARTIAL;
 }
 
+/* A frame has fully arrived at its port at sk->arrival_ns: into the rx
+ * ring of its queue (by RSS), or dropped if the ring is full. */
+static void sim_deliver(struct sim *s, struct sim_port *sp, struct sim_pkt *sk, bool bad)
+{
+    struct sim_port_result *pr = sp->res;
+    struct pkt *p = &sk->pkt;
+    unsigned q = 0;
+    if (sp->rss) {
+        struct flow_key key;
+        struct sim_rss_tuple tu;
+        parse_pkt(p, &key);
+        sim_rss_tuple_from_pkt(p, &tu);
+        q = sim_rss_queue(sp->rss, sim_rss_hash(sp->rss, &tu));
+        pkt_reset_meta(p);
+    }
+    if (netdev_dummy_rx_pending(sp->dev, q) >= sp->cfg->rx_ring) {
+        pr->drops[SIM_DROP_RX_MISSED]++;
+        pkt_free(p);
+        return;
+    }
+    if (sp->cfg->model == SIM_PORT_VM && sp->cfg->guest_csum && !bad)
+        sim_guest_partial(p);
+    p->ts = sk->arrival_ns;
+    if (netdev_dummy_inject(sp->dev, q, p)) {
+        pr->drops[SIM_DROP_NOMEM]++; /* freed by the inject */
+        return;
+    }
+    sim_schedule_poll(s, sp->rxq_pmd[q], sk->arrival_ns);
+}
+
+/* The frame at the head of a NIC's link has arrived. */
+static void sim_wire(struct sim *s, unsigned port)
+{
+    struct sim_port *sp = &s->ports[port];
+    struct sim_pkt *sk = sp->wire_head;
+    sp->wire_head = sk->next;
+    if (!sp->wire_head)
+        sp->wire_tail = NULL;
+    else
+        sim_evq_push(&s->evq, sp->wire_head->arrival_ns, SIM_EV_WIRE, port);
+    sk->next = NULL;
+    sim_deliver(s, sp, sk, false);
+}
+
 static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
 {
     struct sim_stream *st = &s->streams[id];
@@ -458,33 +509,24 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
         pr->drops[SIM_DROP_NOMEM]++;
         return;
     }
-    struct pkt *p = &sk->pkt;
-    memcpy(p->data, s->frame, len);
+    memcpy(sk->pkt.data, s->frame, len);
     sk->arrival_ns = ts;
     sk->stream = id;
-    unsigned q = 0;
-    if (sp->rss) {
-        struct flow_key key;
-        struct sim_rss_tuple tu;
-        parse_pkt(p, &key);
-        sim_rss_tuple_from_pkt(p, &tu);
-        q = sim_rss_queue(sp->rss, sim_rss_hash(sp->rss, &tu));
-        pkt_reset_meta(p);
-    }
-    unsigned ring = sp->cfg->rx_ring;
-    if (netdev_dummy_rx_pending(sp->dev, q) >= ring) {
-        pr->drops[SIM_DROP_RX_MISSED]++;
-        pkt_free(p);
+    if (ts > now || sp->wire_head) {
+        /* Still on the link (behind frames of other streams): it reaches
+         * the NIC's ring when it has arrived, not before. Deliberately bad
+         * frames never come from a NIC model's guest, so 'bad' only
+         * matters on VMs, which have no link. */
+        if (sp->wire_tail)
+            sp->wire_tail->next = sk;
+        else
+            sp->wire_head = sk;
+        sp->wire_tail = sk;
+        if (sp->wire_head == sk)
+            sim_evq_push(&s->evq, ts, SIM_EV_WIRE, st->cfg->port);
         return;
     }
-    if (sp->cfg->model == SIM_PORT_VM && sp->cfg->guest_csum && !info.bad)
-        sim_guest_partial(p);
-    p->ts = ts;
-    if (netdev_dummy_inject(sp->dev, q, p)) {
-        pr->drops[SIM_DROP_NOMEM]++; /* freed by the inject */
-        return;
-    }
-    sim_schedule_poll(s, sp->rxq_pmd[q], ts);
+    sim_deliver(s, sp, sk, info.bad);
 }
 
 /* ---- the sinks -------------------------------------------------------------- */
@@ -879,6 +921,8 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
         res->end_ns = ev.time;
         if (ev.kind == SIM_EV_ARRIVAL)
             sim_arrival(&s, ev.id, ev.time);
+        else if (ev.kind == SIM_EV_WIRE)
+            sim_wire(&s, ev.id);
         else if (s.pmds[ev.id].scheduled && s.pmds[ev.id].next_poll == ev.time)
             sim_poll(&s, ev.id, ev.time);
         if (cfg->progress && !(res->events & (SIM_PROGRESS_EVENTS - 1)))
