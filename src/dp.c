@@ -1260,7 +1260,7 @@ void dp_pmd_counters(const struct dp_pmd *pmd, struct dp_counters *out)
     memcpy(out->drops, pmd->drops.n, sizeof out->drops);
     memcpy(out->parse, pmd->parse_results, sizeof out->parse);
     out->csum = pmd->csum;
-    fcache_get_stats(pmd->fc, &out->fcache);
+    fcache_get_counters(pmd->fc, &out->fcache);
 }
 
 void dp_stats_finish(const struct dp *dp, struct dp_stats *s)

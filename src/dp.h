@@ -268,7 +268,7 @@ void dp_pmd_stats(const struct dp_pmd *pmd, struct dp_stats *out);
 /* The PMD-wide counters alone, without the per-port ones: what a cost
  * model reads after every poll (a few hundred bytes, where struct
  * dp_stats is tens of kilobytes). Drops are the PMD's own (not its
- * queues'). */
+ * queues'); the cache gauges of subtables and classifiers are left 0. */
 struct dp_counters {
     uint64_t n[DP_N_STATS];
     uint64_t drops[DROP_N_REASONS];
