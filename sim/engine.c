@@ -31,7 +31,7 @@
 #define SIM_PROGRESS_EVENTS (1u << 16)
 
 enum sim_event_kind {
-    SIM_EV_ARRIVAL, /* a stream's next packet (id: the stream) */
+    SIM_EV_ARRIVAL, /* a stream's next packet (id: the stream; never queued) */
     SIM_EV_POLL,    /* a PMD's poll (id: the PMD) */
     SIM_EV_WIRE,    /* a frame delayed on a NIC's link has arrived (id: the port) */
 };
@@ -77,6 +77,8 @@ struct sim_vpmd {
 struct sim_stream {
     const struct sim_stream_cfg *cfg;
     struct sim_traffic *traffic;
+    uint64_t next;   /* its next arrival, UINT64_MAX once it has ended */
+    uint64_t seq;    /* scheduling order of that arrival (ties with events) */
 };
 
 struct sim {
@@ -483,8 +485,8 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
     struct sim_traffic_info info;
     size_t len = sim_traffic_next_frame(st->traffic, s->frame, &info);
     uint64_t next = sim_traffic_next_time(st->traffic);
-    if (next < c->duration_ns)
-        sim_evq_push(&s->evq, next, SIM_EV_ARRIVAL, id);
+    st->next = next < c->duration_ns ? next : UINT64_MAX;
+    st->seq = s->evq.next_seq++;
     pr->offered++;
     pr->offered_bytes += len;
     s->res->offered++;
@@ -912,11 +914,31 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
     if (sim_add_sinks(&s, refs, err, errlen) || sim_add_pmds(&s, err, errlen))
         goto out;
 
-    for (size_t i = 0; i < cfg->n_streams; i++)
-        if (cfg->duration_ns > 0)
-            sim_evq_push(&s.evq, 0, SIM_EV_ARRIVAL, (uint32_t)i);
+    /* The streams' next arrivals stay out of the event queue (one per
+     * stream, taken in turn): the earliest event is the queue's head or
+     * one of them, ties in scheduling order as in the queue. */
+    for (size_t i = 0; i < cfg->n_streams; i++) {
+        s.streams[i].next = cfg->duration_ns > 0 ? 0 : UINT64_MAX;
+        s.streams[i].seq = s.evq.next_seq++;
+    }
     struct sim_event ev;
-    while (sim_evq_pop(&s.evq, &ev)) {
+    for (;;) {
+        size_t first = SIZE_MAX;
+        for (size_t i = 0; i < cfg->n_streams; i++) {
+            const struct sim_stream *st = &s.streams[i];
+            if (st->next != UINT64_MAX &&
+                (first == SIZE_MAX || st->next < s.streams[first].next ||
+                 (st->next == s.streams[first].next && st->seq < s.streams[first].seq)))
+                first = i;
+        }
+        const struct sim_event *head = sim_evq_empty(&s.evq) ? NULL : &s.evq.heap[0];
+        if (first != SIZE_MAX &&
+            (!head || s.streams[first].next < head->time ||
+             (s.streams[first].next == head->time && s.streams[first].seq < head->seq))) {
+            ev = (struct sim_event){s.streams[first].next, 0, SIM_EV_ARRIVAL, (uint32_t)first};
+        } else if (!sim_evq_pop(&s.evq, &ev)) {
+            break;
+        }
         res->events++;
         res->end_ns = ev.time;
         if (ev.kind == SIM_EV_ARRIVAL)

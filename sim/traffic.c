@@ -196,8 +196,8 @@ static void wr48(uint8_t *p, uint64_t v)
 
 static void wr64(uint8_t *p, uint64_t v)
 {
-    wr32(p, (uint32_t)(v >> 32));
-    wr32(p + 4, (uint32_t)v);
+    uint64_t be = __builtin_bswap64(v);
+    memcpy(p, &be, 8);
 }
 
 bool sim_tag_read(const uint8_t *f, size_t len, size_t ofs, uint16_t *model_id,
