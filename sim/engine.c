@@ -29,6 +29,7 @@
 #define SIM_MAX_LISTED 16
 #define SIM_COLLECT_BURST 64
 #define SIM_PROGRESS_EVENTS (1u << 16)
+#define SIM_RSS_MEMO 4096
 
 enum sim_event_kind {
     SIM_EV_ARRIVAL, /* a stream's next packet (id: the stream; never queued) */
@@ -51,6 +52,12 @@ struct sim_port {
     unsigned n_rxq, n_txq;
     unsigned rxq_pmd[NETDEV_MAX_QUEUES];
     struct sim_rss *rss;         /* NIC with several rx queues */
+    /* The rx queue of flows seen lately (a flow's queue never changes):
+     * direct-mapped on (stream, flow), key + 1 in .key. */
+    struct sim_rss_memo {
+        uint64_t key;
+        uint16_t q;
+    } *rss_memo;
     uint64_t wire_free_ps;       /* rx: when the link is free again */
     /* Frames still on the link (a sender faster than the line rate): in
      * arrival order, each delivered by a SIM_EV_WIRE event. */
@@ -271,7 +278,8 @@ static int sim_add_ports(struct sim *s, char *err, size_t errlen)
             sp->service_ps = 1000000000000ull / pc->guest_pps;
         if (pc->model == SIM_PORT_NIC && sp->n_rxq > 1) {
             sp->rss = malloc(sizeof *sp->rss);
-            if (!sp->rss || sim_rss_init(sp->rss, NULL, (uint16_t)sp->n_rxq)) {
+            sp->rss_memo = calloc(SIM_RSS_MEMO, sizeof *sp->rss_memo);
+            if (!sp->rss || !sp->rss_memo || sim_rss_init(sp->rss, NULL, (uint16_t)sp->n_rxq)) {
                 fs_errf(err, errlen, "out of memory");
                 return -1;
             }
@@ -440,12 +448,20 @@ static void sim_deliver(struct sim *s, struct sim_port *sp, struct sim_pkt *sk, 
     struct pkt *p = &sk->pkt;
     unsigned q = 0;
     if (sp->rss) {
-        struct flow_key key;
-        struct sim_rss_tuple tu;
-        parse_pkt(p, &key);
-        sim_rss_tuple_from_pkt(p, &tu);
-        q = sim_rss_queue(sp->rss, sim_rss_hash(sp->rss, &tu));
-        pkt_reset_meta(p);
+        uint64_t key = ((uint64_t)sk->stream << 48 | sk->flow) + 1;
+        struct sim_rss_memo *m = &sp->rss_memo[sk->flow % SIM_RSS_MEMO];
+        if (m->key == key) {
+            q = m->q;
+        } else {
+            struct flow_key fk;
+            struct sim_rss_tuple tu;
+            parse_pkt(p, &fk);
+            sim_rss_tuple_from_pkt(p, &tu);
+            q = sim_rss_queue(sp->rss, sim_rss_hash(sp->rss, &tu));
+            pkt_reset_meta(p);
+            m->key = key;
+            m->q = (uint16_t)q;
+        }
     }
     if (netdev_dummy_rx_pending(sp->dev, q) >= sp->cfg->rx_ring) {
         pr->drops[SIM_DROP_RX_MISSED]++;
@@ -514,6 +530,7 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
     memcpy(sk->pkt.data, s->frame, len);
     sk->arrival_ns = ts;
     sk->stream = id;
+    sk->flow = info.flow_id;
     if (ts > now || sp->wire_head) {
         /* Still on the link (behind frames of other streams): it reaches
          * the NIC's ring when it has arrived, not before. Deliberately bad
@@ -819,6 +836,7 @@ static void sim_teardown(struct sim *s)
             pcap_close(sp->pcap);
         sim_verify_destroy(sp->verify);
         free(sp->rss);
+        free(sp->rss_memo);
         for (unsigned q = 0; q < NETDEV_MAX_QUEUES; q++)
             free(sp->tx[q].dep);
     }

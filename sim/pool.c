@@ -60,6 +60,7 @@ struct sim_pkt *sim_pool_get(struct sim_pool *p, uint32_t len)
     pkt_reset_meta(pkt);
     s->arrival_ns = 0;
     s->stream = 0;
+    s->flow = 0;
     s->next = NULL;
     return s;
 }

@@ -23,6 +23,7 @@ struct sim_pkt {
     struct pkt pkt;
     uint64_t arrival_ns;  /* when its last bit reached the device */
     uint32_t stream;      /* the traffic stream that sent it */
+    uint64_t flow;        /* its flow id in that stream */
     struct sim_pkt *next; /* free list */
     uint8_t buf[];
 };
