@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "tunnel.h"
 
 #define CONFIG_ERR_MAX 512
 
@@ -786,6 +787,10 @@ static void config_check_rules(struct config_ctx *c)
             ctx_fail(c, cfg->rules[i].line, "rule: %s", e);
             c->err_file = c->rule_src[i];
         } else {
+            if (tnl_check_outputs(r->actions, cfg, e, sizeof e)) {
+                ctx_fail(c, cfg->rules[i].line, "rule: %s", e);
+                c->err_file = c->rule_src[i];
+            }
             rule_free(r);
         }
     }
@@ -797,10 +802,13 @@ static void config_check_rules(struct config_ctx *c)
             for (size_t k = 0; k < n && !c->failed; k++) {
                 struct rule *r;
                 char e[CONFIG_ERR_MAX - 64];
-                if (rule_parse(l[k].text, config_rule_port_lookup, cfg, &r, e, sizeof e))
+                if (rule_parse(l[k].text, config_rule_port_lookup, cfg, &r, e, sizeof e)) {
                     ctx_fail(c, l[k].line, "%s: %s", pass ? "add" : "delete", e);
-                else
+                } else {
+                    if (pass && tnl_check_outputs(r->actions, cfg, e, sizeof e))
+                        ctx_fail(c, l[k].line, "add: %s", e);
                     rule_free(r);
+                }
             }
         }
     }

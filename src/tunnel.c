@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "csum.h"
 #include "util.h"
 #include "proto.h"
@@ -75,8 +76,8 @@ int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
     memset(t, 0, sizeof *t);
     if (netdev_opt_check(args, known, err, errlen))
         return -1;
-    const char *req[] = {"underlay", "local-ip", "remote-ip", "vni", "src-mac",
-                         "next-hop-mac"};
+    /* src-mac and next-hop-mac only to encapsulate: tnl_check_outputs(). */
+    const char *req[] = {"underlay", "local-ip", "remote-ip", "vni"};
     for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
         if (!netdev_opt_get(args, req[i])) {
             fs_errf(err, errlen, "vxlan port needs option '%s'", req[i]);
@@ -129,13 +130,45 @@ int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
         netdev_opt_bool(args, "df", &t->df, err, errlen))
         return -1;
     const char *sm = netdev_opt_get(args, "src-mac"), *dm = netdev_opt_get(args, "next-hop-mac");
-    if (!tnl_parse_mac(sm, t->src_mac)) {
+    if (sm && !tnl_parse_mac(sm, t->src_mac)) {
         fs_errf(err, errlen, "option 'src-mac': '%s' is not a MAC address", sm);
         return -1;
     }
-    if (!tnl_parse_mac(dm, t->dst_mac)) {
+    if (dm && !tnl_parse_mac(dm, t->dst_mac)) {
         fs_errf(err, errlen, "option 'next-hop-mac': '%s' is not a MAC address", dm);
         return -1;
+    }
+    return 0;
+}
+
+/* The first option a tunnel port with options 'args' lacks to encapsulate,
+ * or NULL. */
+static const char *tnl_encap_missing(const struct netdev_args *args)
+{
+    static const char *const need[] = {"src-mac", "next-hop-mac"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (!netdev_opt_get(args, need[i]))
+            return need[i];
+    return NULL;
+}
+
+int tnl_check_outputs(const struct action_list *acts, const struct config *cfg, char *err,
+                      size_t errlen)
+{
+    for (unsigned i = 0; acts && i < acts->n; i++) {
+        const struct action *a = &acts->a[i];
+        if (a->type != ACT_OUTPUT || a->u.port >= cfg->n_ports)
+            continue;
+        const struct config_port *cp = &cfg->ports[a->u.port];
+        if (strcmp(cp->type, "vxlan"))
+            continue;
+        struct netdev_args args = {.opts = cp->opts, .n_opts = cp->n_opts};
+        const char *opt = tnl_encap_missing(&args);
+        if (opt) {
+            fs_errf(err, errlen, "output to tunnel port '%s' needs its option '%s' to "
+                                 "encapsulate", cp->name, opt);
+            return -1;
+        }
     }
     return 0;
 }
