@@ -167,6 +167,13 @@ parse_ipv6(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
             uint32_t hl = ((uint32_t)ip[p + 1] + 1) * 8;
             if (hl > end - p)
                 return PARSE_IPV6_EXT;
+            /* A routing header in effect moves the pseudo-header's
+             * destination; segments left 0: ignored (RFC 8200 4.4). */
+            if (nh == IP_PROTO_ROUTING && ip[p + 3] != 0) {
+                if (parse_ipv6_rh_final(ip + p) == PARSE_RH_BAD)
+                    return PARSE_IPV6_RH;
+                pkt->flags |= PKT_F_IPV6_RH;
+            }
             nh = ip[p];
             p += hl;
         } else if (nh == IP_PROTO_FRAGMENT) {
