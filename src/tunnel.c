@@ -203,7 +203,8 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
     pkt->inner_l3 = pkt->l3;
     pkt->inner_l4_proto = pkt->l4_proto;
     pkt->inner_flags = (uint8_t)(((pkt->flags & PKT_F_L4) ? PKT_IF_L4 : 0) |
-                                 ((pkt->flags & PKT_F_FRAG) ? PKT_IF_FRAG : 0));
+                                 ((pkt->flags & PKT_F_FRAG) ? PKT_IF_FRAG : 0) |
+                                 ((pkt->flags & PKT_F_IPV6_RH) ? PKT_IF_IPV6_RH : 0));
     pkt->csum[CSUM_L_INNER_IP] = pkt->csum[CSUM_L_OUTER_IP];
     pkt->csum[CSUM_L_INNER_L4] = pkt->csum[CSUM_L_OUTER_L4];
 
@@ -257,7 +258,8 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
     pkt->l4_proto = IP_PROTO_UDP;
     pkt->payload_ofs = (uint16_t)(pkt->l4_ofs + 8);
     pkt->n_vlan = 0;
-    pkt->flags = (uint16_t)((pkt->flags & ~(PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VNET_CSUM)) |
+    pkt->flags = (uint16_t)((pkt->flags & ~(PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VNET_CSUM |
+                                            PKT_F_IPV6_RH)) |
                             PKT_F_PARSED | PKT_F_L4 | PKT_F_VXLAN | PKT_F_TUNNEL);
     pkt->csum_start = pkt->csum_offset = 0;
     pkt->csum[CSUM_L_OUTER_IP] = t->ipv6 ? CSUM_GOOD : CSUM_PARTIAL;
@@ -273,9 +275,11 @@ static bool ip_eq(const struct tnl_cfg *t, const uint8_t *a, const uint8_t *cfg_
 enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsigned n,
                             unsigned *which, struct flow_key *key, struct csum_stats *st)
 {
+    /* A routing header in effect: the packet is on its way to another node
+     * (RFC 8200 4.4), not to this endpoint. */
     if (!(pkt->flags & PKT_F_PARSED) || pkt->l4_proto != IP_PROTO_UDP ||
         (pkt->l3 != PKT_L3_IPV4 && pkt->l3 != PKT_L3_IPV6) || pkt->l4_ofs == PKT_OFS_NONE ||
-        (pkt->flags & PKT_F_FRAG))
+        (pkt->flags & (PKT_F_FRAG | PKT_F_IPV6_RH)))
         return TNL_POP_NOT_TUNNEL;
     const uint8_t *ip = pkt->data + pkt->l3_ofs;
     bool v6 = pkt->l3 == PKT_L3_IPV6;
@@ -377,8 +381,8 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     pkt_pull(pkt, off);
     pkt->len = inner_len;
     uint16_t keep = pkt->flags & (uint16_t)~(PKT_F_PARSED | PKT_F_FRAG | PKT_F_FRAG_LATER |
-                                            PKT_F_VXLAN | PKT_F_L4 | PKT_F_VNET_CSUM |
-                                            PKT_F_TUNNEL);
+                                            PKT_F_VXLAN | PKT_F_L4 | PKT_F_IPV6_RH |
+                                            PKT_F_VNET_CSUM | PKT_F_TUNNEL);
     uint64_t ts = pkt->ts;
     uint32_t hash = pkt->hash;
     uint16_t in_port = pkt->in_port;

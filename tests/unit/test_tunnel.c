@@ -799,6 +799,59 @@ static void test_pop_v6(void **state)
     pkt_free(p);
 }
 
+/* An IPv6 VXLAN packet with a segment routing header (two segments, the
+ * last one our local IP) between the outer IPv6 and UDP headers. With
+ * segments left 0 the header is done: the packet is for us, decapsulated,
+ * its UDP checksum verified (the Destination Address is the final one).
+ * With segments left it is on its way to another node (RFC 8200 4.4):
+ * not decapsulated. */
+static void test_pop_v6_routing_header(void **state)
+{
+    (void)state;
+    struct tnl_cfg t = cfg6(77, true);
+    struct fspec s = {.v6 = true, .proto = 6, .payload = 20, .seed = 13};
+    for (int left = 0; left < 3; left++) {
+        struct fdesc d;
+        struct pkt *v = vxlan_from_remote(&t, 77, &s, &d);
+        uint8_t f[MAXF];
+        size_t ip = 14, rh = 54, n = v->len + 40;
+        memcpy(f, v->data, rh);
+        memcpy(f + rh + 40, v->data + rh, v->len - rh);
+        uint8_t *x = f + rh;
+        memset(x, 0, 40);
+        x[0] = 17;
+        x[1] = 4;
+        x[2] = 4;
+        x[3] = (uint8_t)left;
+        x[4] = 1;                           /* Last Entry */
+        memcpy(x + 8, t.local_ip, 16);       /* Segment List[0]: the final one */
+        memcpy(x + 24, t.remote_ip, 16);
+        f[ip + 6] = 43;
+        p16(f + ip + 4, (uint16_t)(g16(f + ip + 4) + 40));
+        pkt_free(v);
+        struct pkt *p = pkt_from_data(f, (uint32_t)n);
+        assert_non_null(p);
+        struct flow_key k;
+        assert_int_equal(parse_pkt(p, &k), PARSE_OK);
+        assert_int_equal(!!(p->flags & PKT_F_IPV6_RH), left != 0);
+        struct csum_stats st;
+        memset(&st, 0, sizeof st);
+        unsigned which;
+        enum tnl_pop_result r = tnl_pop(p, &t, 1, &which, &k, &st);
+        if (left) {
+            assert_int_equal(r, TNL_POP_NOT_TUNNEL);
+            assert_int_equal(st.sw_verified, 0);
+            assert_int_equal(p->len, n);
+        } else {
+            assert_int_equal(r, TNL_POP_OK);
+            assert_int_equal(st.sw_verified, 1);
+            assert_int_equal(st.sw_verify_failed, 0);
+            assert_int_equal(p->len, d.len);
+        }
+        pkt_free(p);
+    }
+}
+
 /* After a pop every state and the tunnel/virtio metadata are reset: the
  * device's verdicts covered the outer headers only. */
 static void test_pop_resets_states(void **state)
@@ -1662,6 +1715,7 @@ int main(void)
         cmocka_unit_test(test_outer_csum_no_cancel),
         cmocka_unit_test(test_pop_v4),
         cmocka_unit_test(test_pop_v6),
+        cmocka_unit_test(test_pop_v6_routing_header),
         cmocka_unit_test(test_pop_resets_states),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_pop_errors),
