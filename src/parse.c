@@ -106,31 +106,6 @@ enum parse_result parse_pkt_layout(struct pkt *pkt)
     return parse_pkt_into(pkt, &scratch, false, false);
 }
 
-int parse_ipv6_rh_final(const uint8_t *rh)
-{
-    unsigned ext_len = rh[1], type = rh[2], left = rh[3];
-    switch (type) {
-    case 0: { /* 4 reserved bytes, then ext_len / 2 addresses */
-        unsigned n = ext_len / 2;
-        if ((ext_len & 1) || left > n)
-            return PARSE_RH_BAD;
-        return (int)(8 + 16 * (n - 1));
-    }
-    case 2: /* Mobile IPv6: exactly the home address */
-        if (ext_len != 2 || left != 1)
-            return PARSE_RH_BAD;
-        return 8;
-    case 4: { /* Last Entry at rh[4]; Segment List[0], the last segment, at 8 */
-        unsigned last = rh[4];
-        if (ext_len < 2 || last > ext_len / 2 - 1 || left > last + 1)
-            return PARSE_RH_BAD;
-        return 8;
-    }
-    default:
-        return PARSE_RH_UNKNOWN;
-    }
-}
-
 const uint8_t *parse_ipv6_final_dst(const uint8_t *ip, uint32_t hdrs_len)
 {
     const uint8_t *dst = ip + 24;

@@ -74,32 +74,15 @@ enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key);
  * packets whose answer does not depend on their key (fcache_port_simple()). */
 enum parse_result parse_pkt_layout(struct pkt *pkt);
 
-/* What parse_ipv6_rh_final() says of a routing header besides an offset. */
-#define PARSE_RH_UNKNOWN 0 /* a type whose address layout we do not know */
-#define PARSE_RH_BAD (-1)  /* breaks its type's rules: every node that
-                            * processes it discards it */
-
-/* A routing header rh, whose (rh[1] + 1) * 8 bytes are present and whose
- * segments left (rh[3]) is not 0: the offset in rh of its final destination,
- * the last address it routes the packet through (type 0 (RFC 8200 4.4) and
- * type 2 (RFC 6275 6.4) list the addresses in order: the last one; type 4,
- * segment routing (RFC 8754 2), in reverse: Segment List[0]), or
- * PARSE_RH_UNKNOWN, or PARSE_RH_BAD (type 0: an odd length or more segments
- * left than addresses; type 2: not one address and one segment left;
- * type 4: Last Entry beyond the header or segments left beyond Last Entry
- * + 1, as RFC 8754 4.3.1.1 checks). Not inlined: the parser calls it only
- * for such a header. */
-int parse_ipv6_rh_final(const uint8_t *rh);
-
 /* The destination address of an upper-layer pseudo-header over IPv6 (RFC
  * 8200 8.1): the final destination. 'ip' is the IPv6 header, 'hdrs_len'
  * the bytes from it to the upper-layer header (l4_ofs - l3_ofs of a parsed
  * packet, all of them present). The last routing header with segments left
  * not 0 names it; without one (PKT_F_IPV6_RH clear, where callers need not
  * ask) it is the Destination Address, ip + 24. NULL if that routing header
- * is of a type parse_ipv6_rh_final() does not know (or the chain does not
- * fit hdrs_len): the pseudo-header cannot be built, only a sum the sender
- * left can be continued. */
+ * is of a type parse_ipv6_rh_final() (parse-inl.h) does not know (or the
+ * chain does not fit hdrs_len): the pseudo-header cannot be built, only a
+ * sum the sender left can be continued. */
 const uint8_t *parse_ipv6_final_dst(const uint8_t *ip, uint32_t hdrs_len);
 
 #endif
