@@ -1120,25 +1120,33 @@ def rh_kinds(recs, frames):
     return [(ts, rec, kind) for (ts, rec), (kind, _, _) in zip(recs, frames)]
 
 
-def case_rh_guest():
-    c = Case("csum-rh-guest",
-             "A guest's NEEDS_CSUM TCP/UDP over IPv6 behind routing headers (type 4 SRH and "
-             "type 0 with segments left 2 and 1, a reduced SRH, segments left 0, Mobile "
-             "IPv6 type 2, an SRH between hop-by-hop and destination options, a UDP sum "
-             "computing to 0) to three ports: p1 without offload gets checksums computed "
-             "with the final destination's pseudo-header (RFC 8200 8.1), p2 "
-             "(tx-ip-csum,tx-l4-csum) the same bytes from its emulated offload of the "
-             "final destination's pseudo-header sum, p3 (a guest with guest-csum) "
-             "NEEDS_CSUM with that sum. Behind a routing header of an unknown type (253) "
-             "the final destination is unknown: the guest's own sum is continued (virtio: "
-             "sum from csum_start) for p1 and p2 (counted in software, not offloaded) and "
-             "passed on untouched to p3. DATA_VALID and zero-header frames leave "
-             "unchanged.")
+def rh_case(name, doc):
+    """A case whose p0 (vnet-hdr) receives rh_guest_frames() and whose p1
+    has no offload: (case, frames, records)."""
+    c = Case(name, doc)
     frames = rh_guest_frames()
     recs = rh_records(frames)
     c.inputs["in-p0.pcap"] = (LINK_USER0, recs)
     c.port("p0", ("type", "pcap"), ("rx", "in-p0.pcap"), ("vnet-hdr", "true"))
     c.port("p1", ("type", "pcap"), ("tx", "out-p1.pcap"), ("caps", "none"))
+    return c, frames, recs
+
+
+def case_rh_guest():
+    c, frames, recs = rh_case(
+        "csum-rh-guest",
+        "A guest's NEEDS_CSUM TCP/UDP over IPv6 behind routing headers (type 4 SRH and "
+        "type 0 with segments left 2 and 1, a reduced SRH, segments left 0, Mobile "
+        "IPv6 type 2, an SRH between hop-by-hop and destination options, a UDP sum "
+        "computing to 0) to three ports: p1 without offload gets checksums computed "
+        "with the final destination's pseudo-header (RFC 8200 8.1), p2 "
+        "(tx-ip-csum,tx-l4-csum) the same bytes from its emulated offload of the "
+        "final destination's pseudo-header sum, p3 (a guest with guest-csum) "
+        "NEEDS_CSUM with that sum. Behind a routing header of an unknown type (253) "
+        "the final destination is unknown: the guest's own sum is continued (virtio: "
+        "sum from csum_start) for p1 and p2 (counted in software, not offloaded) and "
+        "passed on untouched to p3. DATA_VALID and zero-header frames leave "
+        "unchanged.")
     c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("caps", "tx-ip-csum,tx-l4-csum"))
     c.port("p3", ("type", "pcap"), ("tx", "out-p3.pcap"), ("vnet-hdr", "true"),
            ("caps", "guest-csum"))
@@ -1179,20 +1187,16 @@ def case_rh_guest():
 
 
 def case_rh_set_field():
-    c = Case("csum-rh-set-field",
-             "Set-field behind IPv6 routing headers: mod_tp_dst and dec_ttl (TCP), "
-             "mod_tp_src (UDP) on the guest traffic of csum-rh-guest (mod_nw_* needs "
-             "IPv4: no IPv6 address is ever rewritten). PARTIAL packets stay PARTIAL and "
-             "are completed at the egress with the final destination's pseudo-header "
-             "(p1, no offload) or leave NEEDS_CSUM with that sum (p2, guest-csum); behind "
-             "an unknown routing type the guest's own sum is continued (p1) or passed on "
-             "(p2). DATA_VALID and zero-header frames are updated incrementally (RFC "
-             "1624), which needs no pseudo-header: valid afterwards.")
-    frames = rh_guest_frames()
-    recs = rh_records(frames)
-    c.inputs["in-p0.pcap"] = (LINK_USER0, recs)
-    c.port("p0", ("type", "pcap"), ("rx", "in-p0.pcap"), ("vnet-hdr", "true"))
-    c.port("p1", ("type", "pcap"), ("tx", "out-p1.pcap"), ("caps", "none"))
+    c, frames, recs = rh_case(
+        "csum-rh-set-field",
+        "Set-field behind IPv6 routing headers: mod_tp_dst and dec_ttl (TCP), "
+        "mod_tp_src (UDP) on the guest traffic of csum-rh-guest (mod_nw_* needs "
+        "IPv4: no IPv6 address is ever rewritten). PARTIAL packets stay PARTIAL and "
+        "are completed at the egress with the final destination's pseudo-header "
+        "(p1, no offload) or leave NEEDS_CSUM with that sum (p2, guest-csum); behind "
+        "an unknown routing type the guest's own sum is continued (p1) or passed on "
+        "(p2). DATA_VALID and zero-header frames are updated incrementally (RFC "
+        "1624), which needs no pseudo-header: valid afterwards.")
     c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("vnet-hdr", "true"),
            ("caps", "guest-csum"))
     c.rules += ["priority=30,in_port=p0,tcp6 actions=mod_tp_dst:8443,dec_ttl,output:p1,output:p2",
