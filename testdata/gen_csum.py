@@ -785,6 +785,49 @@ def check_incremental(frame, what):
         raise SystemExit(f"gen_csum.py: {what}: incremental L4 checksum != full")
 
 
+def set_field_outputs(c, recs, acts_of):
+    """c's out-p1.pcap (no offload) and out-p2.pcap (guest-csum) for guest
+    records whose frames the actions acts_of(frame) rewrite, and its
+    checks: a PARTIAL one completed with the pseudo-header of its new
+    headers / NEEDS_CSUM with that sum; behind an unknown routing type (no
+    pseudo-header) the guest's sum continued / passed on; the rest updated
+    incrementally."""
+    o1, o2 = [], []
+    for ts, r in recs:
+        fr = r[12:]
+        partial = bool(r[0] & VNET_NEEDS_CSUM)
+        mod = act(fr, acts_of(fr), partial)
+        L = parse(mod)
+        unknown = L is not None and L.v6 and L.dst6 is None
+        if partial and unknown:
+            o2.append((ts, r[:12] + mod))
+            o1.append((ts, virtio_complete(o2[-1][1])))
+            rh_verify_unknown(o1[-1][1], "set-field, unknown routing type, completed")
+        elif partial:
+            full = complete(mod)
+            o1.append((ts, full))
+            o2.append((ts, needs_csum(full)))
+            verify_complete(full, "set-field sw output")
+            verify_complete(virtio_complete(o2[-1][1]), "set-field guest output, completed")
+        else:
+            if unknown:
+                rh_verify_unknown(mod, "set-field, unknown routing type, incremental")
+            else:
+                check_incremental(mod, "set-field on a complete guest frame")
+                verify_complete(mod, "set-field on a complete guest frame")
+            o1.append((ts, mod))
+            o2.append((ts, vhdr() + mod))
+    c.outputs["out-p1.pcap"] = (LINK_ETH, o1)
+    c.outputs["out-p2.pcap"] = (LINK_USER0, o2)
+    n, np_ = len(recs), n_partial(recs)
+    guest_note(c, recs)
+    port_checks(c, "p1", tx=n)
+    port_checks(c, "p2", tx=n)
+    csum_checks(c, sw_l4=np_, guest=np_, rx_partial=np_)
+    drop_checks(c)
+    totals(c, n, 2 * n, copies=n)
+
+
 def case_set_field_partial():
     c = Case("csum-set-field-partial",
              "Set-field on guest traffic: mod_nw_src/mod_nw_dst, mod_tp_src/mod_tp_dst "
@@ -800,31 +843,7 @@ def case_set_field_partial():
     c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("vnet-hdr", "true"),
            ("caps", "guest-csum"))
     c.rules += [r[0] for r in SF_RULES]
-    o1, o2 = [], []
-    for ts, r in recs:
-        fr = r[12:]
-        partial = bool(r[0] & VNET_NEEDS_CSUM)
-        mod = act(fr, sf_acts(fr), partial)
-        if partial:
-            full = complete(mod)
-            o1.append((ts, full))
-            o2.append((ts, needs_csum(full)))
-            verify_complete(full, "set-field sw output")
-            verify_complete(virtio_complete(o2[-1][1]), "set-field guest output, completed")
-        else:
-            check_incremental(mod, "set-field on a complete guest frame")
-            verify_complete(mod, "set-field on a complete guest frame")
-            o1.append((ts, mod))
-            o2.append((ts, vhdr() + mod))
-    c.outputs["out-p1.pcap"] = (LINK_ETH, o1)
-    c.outputs["out-p2.pcap"] = (LINK_USER0, o2)
-    n, np_ = len(recs), n_partial(recs)
-    guest_note(c, recs)
-    port_checks(c, "p1", tx=n)
-    port_checks(c, "p2", tx=n)
-    csum_checks(c, sw_l4=np_, guest=np_, rx_partial=np_)
-    drop_checks(c)
-    totals(c, n, 2 * n, copies=n)
+    set_field_outputs(c, recs, sf_acts)
     return c
 
 
@@ -1187,7 +1206,7 @@ def case_rh_guest():
 
 
 def case_rh_set_field():
-    c, frames, recs = rh_case(
+    c, _, recs = rh_case(
         "csum-rh-set-field",
         "Set-field behind IPv6 routing headers: mod_tp_dst and dec_ttl (TCP), "
         "mod_tp_src (UDP) on the guest traffic of csum-rh-guest (mod_nw_* needs "
@@ -1202,38 +1221,7 @@ def case_rh_set_field():
     c.rules += ["priority=30,in_port=p0,tcp6 actions=mod_tp_dst:8443,dec_ttl,output:p1,output:p2",
                 "priority=30,in_port=p0,udp6 actions=mod_tp_src:5555,output:p1,output:p2"]
     acts = {6: [("tp_dst", 8443), ("dec_ttl",)], 17: [("tp_src", 5555)]}
-    o1, o2 = [], []
-    for ts, rec, kind in rh_kinds(recs, frames):
-        fr = rec[12:]
-        partial = kind in ("p", "x")
-        mod = act(fr, acts[parse(fr).proto], partial)
-        if kind == "p":
-            full = complete(mod)
-            verify_complete(full, "routing header, set-field, completed")
-            o1.append((ts, full))
-            o2.append((ts, needs_csum(full)))
-        elif kind == "x":
-            o2.append((ts, rec[:12] + mod))
-            o1.append((ts, virtio_complete(o2[-1][1])))
-            rh_verify_unknown(o1[-1][1], "unknown routing type, set-field, completed")
-        else:
-            if parse(mod).dst6 is None:
-                rh_verify_unknown(mod, "unknown routing type, incremental")
-            else:
-                check_incremental(mod, "routing header, incremental")
-                verify_complete(mod, "routing header, incremental")
-            o1.append((ts, mod))
-            o2.append((ts, vhdr() + mod))
-    c.outputs["out-p1.pcap"] = (LINK_ETH, o1)
-    c.outputs["out-p2.pcap"] = (LINK_USER0, o2)
-    n = len(recs)
-    npx = n_partial(recs)
-    guest_note(c, recs)
-    port_checks(c, "p1", tx=n)
-    port_checks(c, "p2", tx=n)
-    csum_checks(c, sw_l4=npx, guest=npx, rx_partial=npx)
-    drop_checks(c)
-    totals(c, n, 2 * n, copies=n)
+    set_field_outputs(c, recs, lambda fr: acts[parse(fr).proto])
     return c
 
 
