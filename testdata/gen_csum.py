@@ -711,16 +711,23 @@ def case_capture_off():
         [("caps", "none")], out_sw, lambda n: dict(), capture="vhost-csum-off.pcap")
 
 
-def case_two_ports():
-    c = Case("csum-two-ports",
-             "Each guest packet output to three ports (output:p1,output:p2,output:p3): "
-             "p1 without offload gets complete checksums, p2 (a guest with guest-csum) "
-             "NEEDS_CSUM with the pseudo-header sum, p3 (tx-ip-csum,tx-l4-csum) the "
-             "port-completed packet. Resolving one copy never alters another.")
-    recs = guest_records(guest_frames())
+def vnet_case(name, doc, recs):
+    """A case whose p0 (vnet-hdr) receives the guest records recs and whose
+    p1 has no offload."""
+    c = Case(name, doc)
     c.inputs["in-p0.pcap"] = (LINK_USER0, recs)
     c.port("p0", ("type", "pcap"), ("rx", "in-p0.pcap"), ("vnet-hdr", "true"))
     c.port("p1", ("type", "pcap"), ("tx", "out-p1.pcap"), ("caps", "none"))
+    return c
+
+
+def case_two_ports():
+    recs = guest_records(guest_frames())
+    c = vnet_case("csum-two-ports",
+             "Each guest packet output to three ports (output:p1,output:p2,output:p3): "
+             "p1 without offload gets complete checksums, p2 (a guest with guest-csum) "
+             "NEEDS_CSUM with the pseudo-header sum, p3 (tx-ip-csum,tx-l4-csum) the "
+             "port-completed packet. Resolving one copy never alters another.", recs)
     c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("vnet-hdr", "true"),
            ("caps", "guest-csum"))
     c.port("p3", ("type", "pcap"), ("tx", "out-p3.pcap"), ("caps", "tx-ip-csum,tx-l4-csum"))
@@ -829,17 +836,14 @@ def set_field_outputs(c, recs, acts_of):
 
 
 def case_set_field_partial():
-    c = Case("csum-set-field-partial",
+    recs = guest_records(guest_frames())
+    c = vnet_case("csum-set-field-partial",
              "Set-field on guest traffic: mod_nw_src/mod_nw_dst, mod_tp_src/mod_tp_dst "
              "and dec_ttl on PARTIAL packets leave them PARTIAL; at the egress port the "
              "pseudo-header is recomputed from the new headers: complete and valid on "
              "p1 (no offload), the new pseudo-header sum under NEEDS_CSUM on p2 (guest). "
              "The DATA_VALID / zero-header packets are updated incrementally (IPv4 "
-             "header checksum too): nothing is computed in full.")
-    recs = guest_records(guest_frames())
-    c.inputs["in-p0.pcap"] = (LINK_USER0, recs)
-    c.port("p0", ("type", "pcap"), ("rx", "in-p0.pcap"), ("vnet-hdr", "true"))
-    c.port("p1", ("type", "pcap"), ("tx", "out-p1.pcap"), ("caps", "none"))
+             "header checksum too): nothing is computed in full.", recs)
     c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("vnet-hdr", "true"),
            ("caps", "guest-csum"))
     c.rules += [r[0] for r in SF_RULES]
@@ -1140,15 +1144,10 @@ def rh_kinds(recs, frames):
 
 
 def rh_case(name, doc):
-    """A case whose p0 (vnet-hdr) receives rh_guest_frames() and whose p1
-    has no offload: (case, frames, records)."""
-    c = Case(name, doc)
+    """vnet_case() of rh_guest_frames(): (case, frames, records)."""
     frames = rh_guest_frames()
     recs = rh_records(frames)
-    c.inputs["in-p0.pcap"] = (LINK_USER0, recs)
-    c.port("p0", ("type", "pcap"), ("rx", "in-p0.pcap"), ("vnet-hdr", "true"))
-    c.port("p1", ("type", "pcap"), ("tx", "out-p1.pcap"), ("caps", "none"))
-    return c, frames, recs
+    return vnet_case(name, doc, recs), frames, recs
 
 
 def case_rh_guest():

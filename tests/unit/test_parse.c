@@ -1266,17 +1266,24 @@ static size_t fb_rh(struct fb *f, uint8_t nh, uint8_t type, uint8_t left, uint8_
     return at;
 }
 
-/* Eth / IPv6 / (hop-by-hop) / routing header / UDP with 6 payload bytes;
+/* A routing header for build_rh_udp(): type, segments left, 5th byte
+ * (type 4: Last Entry) and how many of RH_A1, RH_A2, RH_A3 it lists. */
+struct rh {
+    uint8_t type, left, rsv;
+    unsigned n;
+};
+
+/* Eth / IPv6 / (hop-by-hop) / routing header h / UDP with 6 payload bytes;
  * *rh gets the header's offset. */
-static struct fb build_rh_udp(bool hbh, uint8_t type, uint8_t left, uint8_t rsv,
-                              const uint8_t *const *addr, unsigned n, size_t *rh)
+static struct fb build_rh_udp(bool hbh, const struct rh *h, size_t *rh)
 {
+    const uint8_t *const addr[] = {RH_A1, RH_A2, RH_A3};
     struct fb f = {.n = 0};
     fb_eth(&f, 0x86dd);
     size_t ip = fb_ipv6(&f, hbh ? 0 : 43);
     if (hbh)
         fb_ext(&f, 43, 0);
-    *rh = fb_rh(&f, 17, type, left, rsv, addr, n);
+    *rh = fb_rh(&f, 17, h->type, h->left, h->rsv, addr, h->n);
     size_t udp = fb_udp(&f, 1000, 2000);
     fb_payload(&f, 6);
     fb_udp_done(&f, udp);
@@ -1307,44 +1314,44 @@ static long final_dst_ofs(const struct fb *f)
 static void test_ipv6_rh_final(void **state)
 {
     (void)state;
-    const uint8_t *three[] = {RH_A1, RH_A2, RH_A3};
+    /* final: index of the final address, -1: the Destination Address,
+     * -2: unknown */
     static const struct {
-        uint8_t type, left, rsv;
-        unsigned n;
-        int final; /* index of the final address, -1: the Destination Address,
-                    * -2: unknown */
+        struct rh h;
+        int final;
     } c[] = {
-        {4, 2, 2, 3, 0},   /* SRH, 3 segments, 2 left: Segment List[0] */
-        {4, 1, 2, 3, 0},
-        {4, 3, 2, 3, 0},   /* reduced: left = Last Entry + 1 */
-        {4, 1, 0, 1, 0},   /* one segment */
-        {4, 0, 2, 3, -1},  /* segments left 0: ignored */
-        {0, 2, 0, 2, 1},   /* type 0: the last address */
-        {0, 1, 0, 3, 2},
-        {0, 3, 0, 3, 2},
-        {0, 0, 0, 2, -1},
-        {2, 1, 0, 1, 0},   /* Mobile IPv6 home address */
-        {2, 0, 0, 1, -1},
-        {253, 1, 0, 2, -2}, /* experimental type: layout unknown */
-        {3, 2, 0, 2, -2},   /* RPL (compressed addresses): not decoded */
-        {253, 0, 0, 2, -1},
+        {{4, 2, 2, 3}, 0},    /* SRH, 3 segments, 2 left: Segment List[0] */
+        {{4, 1, 2, 3}, 0},
+        {{4, 3, 2, 3}, 0},    /* reduced: left = Last Entry + 1 */
+        {{4, 1, 0, 1}, 0},    /* one segment */
+        {{4, 0, 2, 3}, -1},   /* segments left 0: ignored */
+        {{0, 2, 0, 2}, 1},    /* type 0: the last address */
+        {{0, 1, 0, 3}, 2},
+        {{0, 3, 0, 3}, 2},
+        {{0, 0, 0, 2}, -1},
+        {{2, 1, 0, 1}, 0},    /* Mobile IPv6 home address */
+        {{2, 0, 0, 1}, -1},
+        {{253, 1, 0, 2}, -2}, /* experimental type: layout unknown */
+        {{3, 2, 0, 2}, -2},   /* RPL (compressed addresses): not decoded */
+        {{253, 0, 0, 2}, -1},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         for (int hbh = 0; hbh < 2; hbh++) {
+            const struct rh *h = &c[i].h;
             size_t rh;
-            struct fb f = build_rh_udp(hbh, c[i].type, c[i].left, c[i].rsv, three, c[i].n, &rh);
+            struct fb f = build_rh_udp(hbh, h, &rh);
             struct res r = parse_fb(&f);
             assert_int_equal(r.r, PARSE_OK);
-            bool in_effect = c[i].left != 0;
+            bool in_effect = h->left != 0;
             assert_int_equal(r.m.flags, F_P | PKT_F_L4 | (in_effect ? PKT_F_IPV6_RH : 0));
-            size_t l4 = rh + 8 + 16 * c[i].n;
+            size_t l4 = rh + 8 + 16 * h->n;
             assert_ofs(&r, 14, l4, 14, l4 + 8);
             assert_int_equal(r.k.nw_proto, 17);
             assert_memory_equal(r.k.ipv6_dst, IP6_DST, 16); /* the field, for matching */
             long want = c[i].final == -1 ? 14 + 24
                         : c[i].final == -2 ? -1 : (long)(rh + 8 + 16 * (size_t)c[i].final);
-            print_message("type %u left %u n %u: final at %ld\n", c[i].type, c[i].left,
-                          c[i].n, want);
+            print_message("type %u left %u n %u: final at %ld\n", h->type, h->left, h->n,
+                          want);
             assert_int_equal(final_dst_ofs(&f), want);
             if (in_effect) {
                 int at = parse_ipv6_rh_final(f.b + rh);
@@ -1397,36 +1404,37 @@ static void test_ipv6_rh_several(void **state)
 static void test_ipv6_rh_malformed(void **state)
 {
     (void)state;
-    const uint8_t *three[] = {RH_A1, RH_A2, RH_A3};
+    /* odd: one more 8-byte unit, Hdr Ext Len 2n + 1 */
     static const struct {
-        uint8_t type, left, rsv;
-        unsigned n;
-        int odd; /* Hdr Ext Len + 1 (type 0: not two per address) */
+        struct rh h;
+        bool odd;
     } c[] = {
-        {0, 3, 0, 2, 0},   /* more segments left than addresses */
-        {0, 1, 0, 0, 0},   /* no address */
-        {0, 1, 0, 1, 1},   /* odd length: 3 units */
-        {2, 1, 0, 2, 0},   /* type 2 carries exactly one address */
-        {2, 2, 0, 1, 0},   /* ... and one segment left */
-        {4, 1, 0, 0, 0},   /* SRH without a segment */
-        {4, 1, 3, 3, 0},   /* Last Entry beyond the list */
-        {4, 3, 1, 3, 0},   /* segments left > Last Entry + 1 */
-        {4, 1, 1, 1, 1},   /* Last Entry 1 in 3 units: room for one */
+        {{0, 3, 0, 2}, false}, /* more segments left than addresses */
+        {{0, 1, 0, 0}, false}, /* no address */
+        {{0, 1, 0, 1}, true},  /* odd length: 3 units */
+        {{2, 1, 0, 2}, false}, /* type 2 carries exactly one address */
+        {{2, 2, 0, 1}, false}, /* ... and one segment left */
+        {{4, 1, 0, 0}, false}, /* SRH without a segment */
+        {{4, 1, 3, 3}, false}, /* Last Entry beyond the list */
+        {{4, 3, 1, 3}, false}, /* segments left > Last Entry + 1 */
+        {{4, 1, 1, 1}, true},  /* Last Entry 1 in 3 units: room for one */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const struct rh *h = &c[i].h;
         size_t rh;
-        struct fb f = build_rh_udp(false, c[i].type, c[i].left, c[i].rsv, three, c[i].n, &rh);
-        if (c[i].odd) { /* one more 8-byte unit inside the header */
+        struct fb f = build_rh_udp(false, h, &rh);
+        if (c[i].odd) {
+            size_t end = rh + 8 + 16 * h->n;
             struct fb g = {.n = 0};
-            fb_put(&g, f.b, rh + 8 + 16 * c[i].n);
+            fb_put(&g, f.b, end);
             fb_fill(&g, 8, 0);
-            fb_put(&g, f.b + rh + 8 + 16 * c[i].n, f.n - (rh + 8 + 16 * c[i].n));
-            g.b[rh + 1] = (uint8_t)(2 * c[i].n + 1);
+            fb_put(&g, f.b + end, f.n - end);
+            g.b[rh + 1] = (uint8_t)(2 * h->n + 1);
             fb_ipv6_done(&g, 14);
             f = g;
         }
-        print_message("type %u left %u last %u n %u odd %d\n", c[i].type, c[i].left,
-                      c[i].rsv, c[i].n, c[i].odd);
+        print_message("type %u left %u last %u n %u odd %d\n", h->type, h->left, h->rsv, h->n,
+                      c[i].odd);
         assert_int_equal(parse_ipv6_rh_final(f.b + rh), PARSE_RH_BAD);
         struct res r = parse_fb(&f);
         assert_int_equal(r.r, PARSE_IPV6_RH);
@@ -1751,9 +1759,9 @@ static struct ref ref_ipv6_srh(void)
 {
     struct ref r = {.name = "eth/ipv6/srh/udp", .l3 = PKT_L3_IPV6, .l3_ofs = 14,
                     .l3_hlen = 40};
-    const uint8_t *seg[] = {RH_A1, RH_A2, RH_A3};
+    static const struct rh srh = {4, 2, 2, 3};
     size_t rh;
-    r.f = build_rh_udp(false, 4, 2, 2, seg, 3, &rh);
+    r.f = build_rh_udp(false, &srh, &rh);
     r.l3_end = r.f.n;
     return r;
 }
