@@ -22,6 +22,7 @@
 
 #include "rules.h"
 #include "util.h"
+#include "tunnel.h"
 
 #define CONFIG_ERR_MAX 512
 
@@ -737,6 +738,30 @@ static int config_handler(void *user, const char *section, const char *name,
     return 0;
 }
 
+/* Every output of 'acts' to a vxlan port goes to one that can encapsulate
+ * (tnl_encap_missing()). Returns 0, or -1 with the reason in err. */
+static int config_check_tunnel_outputs(const struct config *cfg,
+                                       const struct action_list *acts, char *err,
+                                       size_t errlen)
+{
+    for (unsigned i = 0; acts && i < acts->n; i++) {
+        const struct action *a = &acts->a[i];
+        if (a->type != ACT_OUTPUT || a->u.port >= cfg->n_ports)
+            continue;
+        const struct config_port *cp = &cfg->ports[a->u.port];
+        if (strcmp(cp->type, "vxlan"))
+            continue;
+        struct netdev_args args = {.opts = cp->opts, .n_opts = cp->n_opts};
+        const char *opt = tnl_encap_missing(&args);
+        if (opt) {
+            fs_errf(err, errlen, "output to tunnel port '%s' needs its option '%s' to "
+                                 "encapsulate", cp->name, opt);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Parses every rule once, now that every port is known. */
 static void config_check_rules(struct config_ctx *c)
 {
@@ -748,6 +773,10 @@ static void config_check_rules(struct config_ctx *c)
             ctx_fail(c, cfg->rules[i].line, "rule: %s", e);
             c->err_file = c->rule_src[i];
         } else {
+            if (config_check_tunnel_outputs(cfg, r->actions, e, sizeof e)) {
+                ctx_fail(c, cfg->rules[i].line, "rule: %s", e);
+                c->err_file = c->rule_src[i];
+            }
             rule_free(r);
         }
     }
@@ -759,10 +788,13 @@ static void config_check_rules(struct config_ctx *c)
             for (size_t k = 0; k < n && !c->failed; k++) {
                 struct rule *r;
                 char e[CONFIG_ERR_MAX - 64];
-                if (rule_parse(l[k].text, config_rule_port_lookup, cfg, &r, e, sizeof e))
+                if (rule_parse(l[k].text, config_rule_port_lookup, cfg, &r, e, sizeof e)) {
                     ctx_fail(c, l[k].line, "%s: %s", pass ? "add" : "delete", e);
-                else
+                } else {
+                    if (pass && config_check_tunnel_outputs(cfg, r->actions, e, sizeof e))
+                        ctx_fail(c, l[k].line, "add: %s", e);
                     rule_free(r);
+                }
             }
         }
     }
