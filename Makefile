@@ -144,6 +144,7 @@ $(PROVIDER_DIR)/%.h: src/%.h $(FLAGS_STAMP)
 	@ln -sf $(CURDIR)/$< $@
 
 PROVIDER_LINKS := $(PROVIDER_HDRS:%=$(PROVIDER_DIR)/%)
+.SECONDARY: $(PROVIDER_LINKS)
 
 $(BUILD)/src/%.o: src/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
