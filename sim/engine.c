@@ -29,7 +29,7 @@
 #define SIM_MAX_LISTED 16
 #define SIM_COLLECT_BURST 64
 #define SIM_PROGRESS_EVENTS (1u << 16)
-#define SIM_RSS_MEMO 4096
+#define SIM_RSS_MEMO 16384
 
 enum sim_event_kind {
     SIM_EV_ARRIVAL, /* a stream's next packet (id: the stream; never queued) */
@@ -528,6 +528,9 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
         return;
     }
     memcpy(sk->pkt.data, s->frame, len);
+    memcpy(sk->sent, s->frame, len);
+    sk->sent_len = (uint32_t)len;
+    sk->bad = info.bad;
     sk->arrival_ns = ts;
     sk->stream = id;
     sk->flow = info.flow_id;
@@ -571,8 +574,11 @@ static void sim_sink(struct sim *s, struct sim_port *sp, struct pkt *p, uint64_t
         sim_guest_complete(p);
         pr->guest_completed++;
     }
-    sim_verify_frame(sp->verify, p->data, p->len);
     struct sim_pkt *sk = sim_pkt_of(p);
+    if (sk && sk->sent_len)
+        sim_verify_frame_sent(sp->verify, p->data, p->len, sk->sent, sk->sent_len, sk->bad);
+    else
+        sim_verify_frame(sp->verify, p->data, p->len);
     if (sk)
         sim_hist_add(&s->res->latency, dep_ns - sk->arrival_ns);
     if (sp->dump) {

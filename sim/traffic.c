@@ -56,7 +56,7 @@ struct sim_traffic {
     struct sim_flow_desc *flow_cache; /* SIM_FLOW_CACHE entries, id + 1 in .id */
 };
 
-#define SIM_FLOW_CACHE 4096
+#define SIM_FLOW_CACHE 16384
 
 /* ---- hashing ---- */
 

@@ -603,7 +603,11 @@ static void compare(struct ctx *c, const uint8_t *f, size_t len, size_t elen, si
     }
 }
 
-unsigned sim_verify_frame(struct sim_verify *v, const uint8_t *f, size_t len)
+/* sim_verify_frame(), with the frame the model sent when the caller kept
+ * it (sent != NULL: its bytes and the layer the model got wrong) instead of
+ * rebuilding it. */
+static unsigned verify_frame(struct sim_verify *v, const uint8_t *f, size_t len,
+                             const uint8_t *sent, size_t sent_len, uint8_t sent_bad)
 {
     struct ctx c = {.v = v};
     struct vframe rf;
@@ -654,7 +658,14 @@ unsigned sim_verify_frame(struct sim_verify *v, const uint8_t *f, size_t len)
         e->next = seq + 1;
 
     struct sim_traffic_info info;
-    size_t elen = sim_traffic_build(t, flow, seq, v->exp, &info);
+    size_t elen;
+    if (sent && sent_len <= sizeof v->exp) {
+        memcpy(v->exp, sent, sent_len);
+        elen = sent_len;
+        info.bad = sent_bad;
+    } else {
+        elen = sim_traffic_build(t, flow, seq, v->exp, &info);
+    }
     bool encapped = false;
     if (exp.n > SIM_XFORM_MAX) {
         violation(&c, SIM_VERIFY_BAD_EXPECTATION, "%u transforms, at most %d", exp.n,
@@ -685,4 +696,15 @@ done:
     if (!c.found)
         v->st.ok++;
     return c.found;
+}
+
+unsigned sim_verify_frame(struct sim_verify *v, const uint8_t *f, size_t len)
+{
+    return verify_frame(v, f, len, NULL, 0, 0);
+}
+
+unsigned sim_verify_frame_sent(struct sim_verify *v, const uint8_t *f, size_t len,
+                               const uint8_t *sent, size_t sent_len, uint8_t sent_bad)
+{
+    return verify_frame(v, f, len, sent, sent_len, sent_bad);
 }
