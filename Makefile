@@ -2,7 +2,7 @@
 #
 #   make            build ./build/<cc>/flowswitch (and ./flowswitch link)
 #   make check      unit, replay, CLI, layering (and DPDK) tests
-#   make demo       replay the shipped testdata through demo/demo.ini
+#   make demo       replay demo/demo.ini, then simulate demo/sim.ini
 #   make valgrind   unit + replay tests under memcheck
 #   make coverage   lcov HTML report + gcovr summary of src/ and backends/
 #   make asan       unit tests built with -fsanitize=address,undefined
@@ -88,7 +88,7 @@ endif
 
 # Include paths of each layer: dependencies point down.
 CORE_INC := -Isrc
-SIM_INC := -Isrc -Isim
+SIM_INC := -I. -Isrc -Isim
 APP_INC := -I. -Isrc -Isim -Iapp
 PROVIDER_DIR := $(BUILD)/provider
 BACKEND_INC := -I$(PROVIDER_DIR)
@@ -144,6 +144,7 @@ $(PROVIDER_DIR)/%.h: src/%.h $(FLAGS_STAMP)
 	@ln -sf $(CURDIR)/$< $@
 
 PROVIDER_LINKS := $(PROVIDER_HDRS:%=$(PROVIDER_DIR)/%)
+.SECONDARY: $(PROVIDER_LINKS)
 
 $(BUILD)/src/%.o: src/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -195,6 +196,8 @@ replay: all
 
 demo: all
 	@./$(BIN) replay --out-dir $(BUILD)/demo demo/demo.ini
+	@echo
+	@./$(BIN) sim demo/sim.ini
 
 valgrind: all
 	@$(MAKE) --no-print-directory unit-build

@@ -23,14 +23,16 @@
 #include "keepalive.h"
 #include "rules.h"
 #include "util.h"
+#include "tunnel.h"
 
 #define CONFIG_ERR_MAX 512
 
-enum config_section { SECT_NONE, SECT_DATAPATH, SECT_PORT, SECT_RULES, SECT_CHANGE };
+enum config_section { SECT_NONE, SECT_DATAPATH, SECT_PORT, SECT_RULES, SECT_CHANGE, SECT_EXT };
 
 /* State of one config_load(). */
 struct config_ctx {
     struct config *cfg;
+    const struct config_ext *ext; /* NULL: the plain config format */
     FILE *f;
     char *line;       /* getline() buffer */
     size_t line_cap;
@@ -262,10 +264,22 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
             return 0;
         }
         /* vxlan ports are the core's own (no device): see tunnel.h. */
+        bool ext_type = false;
+        for (size_t i = 0; c->ext && c->ext->port_types && c->ext->port_types[i]; i++)
+            ext_type |= !strcmp(value, c->ext->port_types[i]);
         if (strlen(value) >= sizeof p->type ||
-            (strcmp(value, "vxlan") && !netdev_type_known(value))) {
+            (strcmp(value, "vxlan") && !ext_type && !netdev_type_known(value))) {
             char types[256];
-            netdev_types(types, sizeof types);
+            if (c->ext && c->ext->port_types) {
+                types[0] = '\0';
+                for (size_t i = 0; c->ext->port_types[i]; i++) {
+                    size_t used = strlen(types);
+                    snprintf(types + used, sizeof types - used, "%s%s", i ? ", " : "",
+                             c->ext->port_types[i]);
+                }
+            } else {
+                netdev_types(types, sizeof types);
+            }
             ctx_fail(c, c->lineno, "unknown port type '%s' (known: %s%svxlan)", value, types,
                      types[0] ? ", " : "");
             return 0;
@@ -628,9 +642,31 @@ static void config_section_begin(struct config_ctx *c, char *raw)
         config_change_begin(c, cname);
         return;
     }
+    for (size_t i = 0; c->ext && c->ext->sections[i]; i++) {
+        const char *type = c->ext->sections[i];
+        size_t n = strlen(type);
+        if (strncmp(s, type, n) || (s[n] && !config_blank(s[n])))
+            continue;
+        const char *ename = s + n;
+        while (config_blank(*ename))
+            ename++;
+        char why[CONFIG_ERR_MAX - 64] = "";
+        if (c->ext->section(c->ext->aux, type, ename, c->lineno, why, sizeof why)) {
+            ctx_fail(c, c->lineno, "%s", why);
+            return;
+        }
+        c->sect = SECT_EXT;
+        return;
+    }
     if (strncmp(s, "port", 4) || (s[4] && !config_blank(s[4]))) {
+        char more[128] = "";
+        for (size_t i = 0; c->ext && c->ext->sections[i]; i++) {
+            size_t used = strlen(more);
+            snprintf(more + used, sizeof more - used, ", [%s%s]", c->ext->sections[i],
+                     c->ext->named[i] ? " NAME" : "");
+        }
         ctx_fail(c, c->lineno, "unknown section '[%s]' (expected [datapath], [port NAME], "
-                 "[rules] or [change NAME])", s);
+                 "[rules]%s or [change NAME])", s, more);
         return;
     }
     char *name = s + 4;
@@ -751,6 +787,38 @@ static int config_handler(void *user, const char *section, const char *name,
         return config_rules_key(c, name, value);
     case SECT_CHANGE:
         return config_change_key(c, name, value);
+    case SECT_EXT: {
+        char why[CONFIG_ERR_MAX - 64] = "";
+        if (c->ext->key(c->ext->aux, name, value, c->lineno, why, sizeof why)) {
+            ctx_fail(c, c->lineno, "%s", why);
+            return 0;
+        }
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* Every output of 'acts' to a vxlan port goes to one that can encapsulate
+ * (tnl_encap_missing()). Returns 0, or -1 with the reason in err. */
+static int config_check_tunnel_outputs(const struct config *cfg,
+                                       const struct action_list *acts, char *err,
+                                       size_t errlen)
+{
+    for (unsigned i = 0; acts && i < acts->n; i++) {
+        const struct action *a = &acts->a[i];
+        if (a->type != ACT_OUTPUT || a->u.port >= cfg->n_ports)
+            continue;
+        const struct config_port *cp = &cfg->ports[a->u.port];
+        if (strcmp(cp->type, "vxlan"))
+            continue;
+        struct netdev_args args = {.opts = cp->opts, .n_opts = cp->n_opts};
+        const char *opt = tnl_encap_missing(&args);
+        if (opt) {
+            fs_errf(err, errlen, "output to tunnel port '%s' needs its option '%s' to "
+                                 "encapsulate", cp->name, opt);
+            return -1;
+        }
     }
     return 0;
 }
@@ -766,6 +834,10 @@ static void config_check_rules(struct config_ctx *c)
             ctx_fail(c, cfg->rules[i].line, "rule: %s", e);
             c->err_file = c->rule_src[i];
         } else {
+            if (config_check_tunnel_outputs(cfg, r->actions, e, sizeof e)) {
+                ctx_fail(c, cfg->rules[i].line, "rule: %s", e);
+                c->err_file = c->rule_src[i];
+            }
             rule_free(r);
         }
     }
@@ -777,10 +849,13 @@ static void config_check_rules(struct config_ctx *c)
             for (size_t k = 0; k < n && !c->failed; k++) {
                 struct rule *r;
                 char e[CONFIG_ERR_MAX - 64];
-                if (rule_parse(l[k].text, config_rule_port_lookup, cfg, &r, e, sizeof e))
+                if (rule_parse(l[k].text, config_rule_port_lookup, cfg, &r, e, sizeof e)) {
                     ctx_fail(c, l[k].line, "%s: %s", pass ? "add" : "delete", e);
-                else
+                } else {
+                    if (pass && config_check_tunnel_outputs(cfg, r->actions, e, sizeof e))
+                        ctx_fail(c, l[k].line, "add: %s", e);
                     rule_free(r);
+                }
             }
         }
     }
@@ -809,6 +884,12 @@ static void config_init(struct config *cfg)
 
 int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 {
+    return config_load_ext(path, cfg, NULL, err, errlen);
+}
+
+int config_load_ext(const char *path, struct config *cfg, const struct config_ext *ext,
+                    char *err, size_t errlen)
+{
     struct config_ctx *c = calloc(1, sizeof *c);
     config_init(cfg);
     if (err && errlen)
@@ -819,6 +900,7 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
         return -1;
     }
     c->cfg = cfg;
+    c->ext = ext;
     cfg->path = strdup(path);
     cfg->dir = config_dirname(path);
     if (!cfg->path || !cfg->dir) {
@@ -1015,4 +1097,68 @@ void config_rules_free(struct config_rules *r)
         free((char *)r->rules[i].text);
     free(r->rules);
     memset(r, 0, sizeof *r);
+}
+
+int config_port_set(struct config *cfg, const char *port, const char *key, const char *value,
+                    char *err, size_t errlen)
+{
+    int i = config_port_index(cfg, port);
+    if (i < 0) {
+        fs_errf(err, errlen, "no port '%s'", port);
+        return -1;
+    }
+    struct config_port *p = &cfg->ports[i];
+    unsigned long v;
+    if (!strcmp(key, "type")) {
+        fs_errf(err, errlen, "a port's type cannot be overridden");
+        return -1;
+    }
+    if (!strcmp(key, "caps")) {
+        char why[256];
+        if (netdev_caps_parse(value, &p->caps, why, sizeof why)) {
+            fs_errf(err, errlen, "caps: %s", why);
+            return -1;
+        }
+        p->caps_set = true;
+        return 0;
+    }
+    if (!strcmp(key, "tx-retries") || !strcmp(key, "emc-insert-inv-prob")) {
+        bool retries = key[0] == 't';
+        unsigned long max = retries ? PORT_TX_RETRIES_MAX : 1000000000;
+        if (!config_parse_uint(value, 0, max, &v)) {
+            fs_errf(err, errlen, "bad value '%s' for '%s' (expected 0..%lu)", value, key, max);
+            return -1;
+        }
+        if (retries)
+            p->tx_retries = (int)v;
+        else
+            p->emc_insert_inv_prob = (int64_t)v;
+        return 0;
+    }
+    char *nv = strdup(value);
+    if (!nv) {
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t k = 0; k < p->n_opts; k++) {
+        if (!strcmp(p->opts[k].key, key)) {
+            free((char *)p->opts[k].value);
+            p->opts[k].value = nv;
+            p->opts[k].line = 0;
+            return 0;
+        }
+    }
+    struct netdev_opt *opts = realloc(p->opts, (p->n_opts + 1) * sizeof *opts);
+    char *nk = strdup(key);
+    if (!opts || !nk) {
+        free(nv);
+        free(nk);
+        if (opts)
+            p->opts = opts;
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    p->opts = opts;
+    opts[p->n_opts++] = (struct netdev_opt){nk, nv, 0};
+    return 0;
 }

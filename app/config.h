@@ -86,6 +86,28 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen);
 
 void config_free(struct config *cfg);
 
+/* What a caller adds to the format: sections of its own and port types
+ * that no backend provides (the simulator's scenarios: [sim], [traffic
+ * NAME], ports of type nic and vm). Errors the callbacks write into err
+ * are reported as "file:line: err". */
+struct config_ext {
+    const char *const *sections;   /* NULL-terminated section types */
+    const bool *named;             /* per section: takes a NAME (for messages) */
+    const char *const *port_types; /* NULL-terminated, or NULL */
+    /* [TYPE NAME] begins ('name' "" if none). Returns 0 or -1. */
+    int (*section)(void *aux, const char *type, const char *name, int line, char *err,
+                   size_t errlen);
+    /* "key = value" in the current extension section. Returns 0 or -1. */
+    int (*key)(void *aux, const char *name, const char *value, int line, char *err,
+               size_t errlen);
+    void *aux;
+};
+
+/* config_load() of the format extended by ext. Ports of ext's types keep
+ * their keys as options, as backend ports do; rules may name them. */
+int config_load_ext(const char *path, struct config *cfg, const struct config_ext *ext,
+                    char *err, size_t errlen);
+
 /* Port number of 'name' or -1. */
 int config_port_index(const struct config *cfg, const char *name);
 
@@ -106,6 +128,12 @@ struct config_rules {
 int config_rules_read(const char *path, struct config_rules *out, char *err, size_t errlen);
 
 void config_rules_free(struct config_rules *r);
+
+/* Sets key = value on port 'port' after loading, replacing what the file
+ * gave (the core keys caps, tx-retries, emc-insert-inv-prob, or an
+ * option). Returns 0, or -1 with the reason in err. */
+int config_port_set(struct config *cfg, const char *port, const char *key, const char *value,
+                    char *err, size_t errlen);
 
 /* The config's rules as a table (for `flowswitch check`), or NULL with
  * "file:line: rule: reason" in err. */

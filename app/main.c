@@ -18,6 +18,7 @@
 #include "netdev.h"
 #include "pmd.h"
 #include "replay.h"
+#include "simcmd.h"
 #include "report.h"
 #include "sys.h"
 #include "util.h"
@@ -50,6 +51,10 @@ static void usage(FILE *out)
             "        Send COMMAND to a running flowswitch (stats, pmd-stats, rule-add,\n"
             "        rule-load, set, health, ...: 'flowswitch ctl help' lists them) and\n"
             "        print its answer. 'flowswitch ctl --help' lists the options.\n"
+            "  sim [--seed N] [--json] [--out-dir DIR] [--set SECTION.KEY=VALUE] SCENARIO\n"
+            "        Simulate a scenario (ports, traffic, N PMDs) in virtual time, the\n"
+            "        real datapath core under a cost model; print what happened.\n"
+            "        'flowswitch sim --help' lists every option.\n"
             "  check CONFIG\n"
             "        Validate CONFIG (syntax, ports, rules) without opening ports\n"
             "        and print the rules in lookup order.\n"
@@ -248,6 +253,8 @@ int main(int argc, char **argv)
         rc = fs_cmd_run(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "ctl"))
         rc = fs_cmd_ctl(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "sim"))
+        rc = fs_cmd_sim(argc - 1, argv + 1);
     else {
         fprintf(stderr, "flowswitch: unknown command '%s' (try 'flowswitch --help')\n",
                 argv[1]);

@@ -2,7 +2,10 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <string.h>
+
+#include "scenario.h"
 
 void report_json_str(FILE *out, const char *s)
 {
@@ -318,4 +321,233 @@ void report_pmd(FILE *out, bool json, const struct report_pmd *p, unsigned n_por
     fprintf(out, "  Checksums: sw %" PRIu64 ", offloaded %" PRIu64 ", guest-partial %" PRIu64
                  "\n",
             csum_sw, csum_off, cs->n[CSUM_STAT_GUEST_PARTIAL]);
+}
+
+/* ---- simulations ------------------------------------------------------------ */
+
+static double report_per_s(uint64_t n, uint64_t ns)
+{
+    return ns ? (double)n * 1e9 / (double)ns : 0.0;
+}
+
+static json_t *report_sim_json(const struct scenario *sc, const struct sim_results *r)
+{
+    const struct sim_cfg *c = &sc->sim;
+    const struct dp_stats *d = r->dp;
+    json_t *doc = json_object();
+    json_object_set_new(doc, "flowswitch", json_string(FS_VERSION));
+    json_object_set_new(doc, "scenario", json_string(c->origin));
+    json_object_set_new(doc, "seed", json_integer((json_int_t)c->seed));
+    json_object_set_new(doc, "pmds", json_integer(c->n_pmds));
+    json_object_set_new(doc, "duration_ns", json_integer((json_int_t)c->duration_ns));
+    json_object_set_new(doc, "end_ns", json_integer((json_int_t)r->end_ns));
+    json_object_set_new(doc, "events", json_integer((json_int_t)r->events));
+    json_object_set_new(doc, "profile", json_pack("{s:s, s:f}", "cpu", c->profile.cpu, "ghz",
+                                                  c->profile.ghz));
+    json_t *ports = json_array();
+    for (size_t i = 0; i < r->n_ports; i++) {
+        const struct sim_port_cfg *pc = &c->ports[i];
+        const struct sim_port_result *p = &r->ports[i];
+        json_t *drops = json_object();
+        for (int k = 0; k < SIM_DROP_N; k++)
+            json_object_set_new(drops, sim_drop_name((enum sim_drop)k),
+                                json_integer((json_int_t)p->drops[k]));
+        json_t *viol = json_object();
+        for (int k = 0; k < SIM_VERIFY_N; k++)
+            if (p->verify.violations[k])
+                json_object_set_new(viol, sim_verify_reason_name((enum sim_verify_reason)k),
+                                    json_integer((json_int_t)p->verify.violations[k]));
+        json_array_append_new(
+            ports,
+            json_pack("{s:s, s:s, s:I, s:I, s:f, s:o, s:I, s:I, s:f, s:f, s:I, s:f, s:I, s:I, "
+                      "s:{s:I, s:I, s:I, s:I, s:o}}",
+                      "name", pc->name, "model", sim_port_model_name(pc->model), "offered",
+                      (json_int_t)p->offered, "offered_bytes", (json_int_t)p->offered_bytes,
+                      "offered_mpps", report_per_s(p->offered, c->duration_ns) / 1e6, "drops",
+                      drops, "delivered", (json_int_t)p->delivered, "delivered_bytes",
+                      (json_int_t)p->delivered_bytes, "delivered_mpps",
+                      report_per_s(p->delivered, r->end_ns) / 1e6, "delivered_gbps",
+                      report_per_s(p->delivered_wire_bytes * 8, r->end_ns) / 1e9, "send_calls",
+                      (json_int_t)p->send_calls, "pkts_per_send",
+                      p->send_calls ? (double)p->delivered / (double)p->send_calls : 0.0,
+                      "guest_completed", (json_int_t)p->guest_completed, "guest_forwarded",
+                      (json_int_t)p->forwarded, "verify", "frames",
+                      (json_int_t)p->verify.frames, "ok", (json_int_t)p->verify.ok, "untagged",
+                      (json_int_t)p->verify.untagged, "bad_csum_expected",
+                      (json_int_t)p->verify.bad_csum_expected, "violations", viol));
+    }
+    json_object_set_new(doc, "ports", ports);
+    json_t *pmds = json_array();
+    for (size_t i = 0; i < r->n_pmds; i++) {
+        const struct sim_pmd_result *p = &r->pmds[i];
+        uint64_t busy_polls = p->polls - p->idle_polls;
+        json_array_append_new(
+            pmds, json_pack("{s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:f}", "rxqs",
+                            (json_int_t)p->rxqs, "polls", (json_int_t)p->polls, "idle_polls",
+                            (json_int_t)p->idle_polls, "rx_packets", (json_int_t)p->rx_packets,
+                            "mpps", report_per_s(p->rx_packets, r->end_ns) / 1e6, "busy_ns",
+                            (json_int_t)p->busy_ns, "busy_share",
+                            r->end_ns ? (double)p->busy_ns / (double)r->end_ns : 0.0,
+                            "pkts_per_busy_poll",
+                            busy_polls ? (double)p->rx_packets / (double)busy_polls : 0.0));
+    }
+    json_object_set_new(doc, "pmd", pmds);
+    json_t *drops = json_object();
+    for (int k = 0; k < DROP_N_REASONS; k++)
+        if (d->drops[k])
+            json_object_set_new(drops, drop_reason_name((enum drop_reason)k),
+                                json_integer((json_int_t)d->drops[k]));
+    for (int k = 0; k < SIM_DROP_N; k++)
+        if (r->drops[k])
+            json_object_set_new(drops, sim_drop_name((enum sim_drop)k),
+                                json_integer((json_int_t)r->drops[k]));
+    json_object_set_new(doc, "drops", drops);
+    json_t *fc = json_object();
+    for (int k = 0; k < FCACHE_N_STATS; k++)
+        json_object_set_new(fc, fcache_stat_name((enum fcache_stat)k),
+                            json_integer((json_int_t)d->fcache.n[k]));
+    json_object_set_new(doc, "fcache", fc);
+    const struct csum_stats *cs = &d->csum;
+    json_object_set_new(
+        doc, "csum",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "host_sw",
+                  (json_int_t)report_layers_sum(cs, CSUM_STAT_SW), "host_sw_bytes",
+                  (json_int_t)cs->n[CSUM_STAT_SW_BYTES], "host_verified",
+                  (json_int_t)cs->n[CSUM_STAT_SW_VERIFIED], "nic",
+                  (json_int_t)report_layers_sum(cs, CSUM_STAT_OFFLOADED), "left_to_guest",
+                  (json_int_t)cs->n[CSUM_STAT_GUEST_PARTIAL], "bad_forwarded",
+                  (json_int_t)cs->n[CSUM_STAT_BAD_FORWARDED]));
+    const struct sim_hist *h = &r->latency;
+    json_object_set_new(
+        doc, "latency_ns",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "count", (json_int_t)h->count, "min",
+                  (json_int_t)(h->count ? h->min : 0), "p50",
+                  (json_int_t)sim_hist_percentile(h, 50), "p99",
+                  (json_int_t)sim_hist_percentile(h, 99), "p99_9",
+                  (json_int_t)sim_hist_percentile(h, 99.9), "max", (json_int_t)h->max, "mean",
+                  sim_hist_mean(h)));
+    json_t *costs = json_object();
+    for (int k = 0; k < SIM_COST_N; k++)
+        json_object_set_new(costs, sim_cost_name((enum sim_cost)k),
+                            json_integer((json_int_t)r->cost_counts[k]));
+    json_object_set_new(doc, "cost_events", costs);
+    json_t *viol = json_array();
+    for (size_t i = 0; i < r->n_violations; i++) {
+        const struct sim_verify_violation *v = &r->violations[i];
+        json_array_append_new(
+            viol, json_pack("{s:s, s:b, s:i, s:I, s:I, s:s}", "reason",
+                            sim_verify_reason_name((enum sim_verify_reason)v->reason), "tagged",
+                            v->tagged, "stream", v->model_id, "flow", (json_int_t)v->flow_id,
+                            "seq", (json_int_t)v->seq, "detail", v->detail));
+    }
+    json_object_set_new(doc, "violations", viol);
+    bool conserved = r->offered + r->copies == r->delivered + r->dropped + r->in_flight;
+    json_object_set_new(doc, "totals",
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:b}", "offered",
+                                  (json_int_t)r->offered, "copies", (json_int_t)r->copies,
+                                  "delivered", (json_int_t)r->delivered, "dropped",
+                                  (json_int_t)r->dropped, "in_flight", (json_int_t)r->in_flight,
+                                  "conservation", conserved));
+    return doc;
+}
+
+void report_sim(FILE *out, bool json, const struct scenario *sc,
+                const struct sim_results *r)
+{
+    if (json) {
+        json_t *doc = report_sim_json(sc, r);
+        json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+        fputc('\n', out);
+        json_decref(doc);
+        return;
+    }
+    const struct sim_cfg *c = &sc->sim;
+    const struct dp_stats *d = r->dp;
+    fprintf(out, "%s: seed %" PRIu64 ", %u PMD%s, %.3f ms of traffic, profile %s (%.2f GHz)\n",
+            c->origin, c->seed, c->n_pmds, c->n_pmds == 1 ? "" : "s",
+            (double)c->duration_ns / 1e6, c->profile.cpu, c->profile.ghz);
+    fprintf(out, "virtual time %.3f ms, %" PRIu64 " events\n", (double)r->end_ns / 1e6,
+            r->events);
+    fprintf(out, "%-10s %-5s %10s %8s %10s %9s %8s %8s %9s %7s %s\n", "port", "model",
+            "offered", "Mpps", "delivered", "Mpps", "Gb/s", "missed", "sends", "pkt/snd",
+            "sink");
+    for (size_t i = 0; i < r->n_ports; i++) {
+        const struct sim_port_cfg *pc = &c->ports[i];
+        const struct sim_port_result *p = &r->ports[i];
+        uint64_t bad = 0;
+        for (int k = 0; k < SIM_VERIFY_N; k++)
+            bad += p->verify.violations[k];
+        char sink[64];
+        if (pc->model == SIM_PORT_VM && pc->forward >= 0)
+            snprintf(sink, sizeof sink, "guest forwarded %" PRIu64 " to %s", p->forwarded,
+                     c->ports[pc->forward].name);
+        else if (p->verify.frames)
+            snprintf(sink, sizeof sink, "%" PRIu64 " ok, %" PRIu64 " violations",
+                     p->verify.ok, bad);
+        else
+            snprintf(sink, sizeof sink, "-");
+        fprintf(out,
+                "%-10s %-5s %10" PRIu64 " %8.3f %10" PRIu64 " %9.3f %8.3f %8" PRIu64
+                " %9" PRIu64 " %7.1f %s\n",
+                pc->name, sim_port_model_name(pc->model), p->offered,
+                report_per_s(p->offered, c->duration_ns) / 1e6, p->delivered,
+                report_per_s(p->delivered, r->end_ns) / 1e6,
+                report_per_s(p->delivered_wire_bytes * 8, r->end_ns) / 1e9,
+                p->drops[SIM_DROP_RX_MISSED], p->send_calls,
+                p->send_calls ? (double)p->delivered / (double)p->send_calls : 0.0, sink);
+    }
+    for (size_t i = 0; i < r->n_pmds; i++) {
+        const struct sim_pmd_result *p = &r->pmds[i];
+        uint64_t busy_polls = p->polls - p->idle_polls;
+        fprintf(out,
+                "pmd%zu: %u rx queues, %" PRIu64 " packets (%.3f Mpps), busy %.1f%%, %.1f "
+                "packets per busy poll\n",
+                i, p->rxqs, p->rx_packets, report_per_s(p->rx_packets, r->end_ns) / 1e6,
+                r->end_ns ? 100.0 * (double)p->busy_ns / (double)r->end_ns : 0.0,
+                busy_polls ? (double)p->rx_packets / (double)busy_polls : 0.0);
+    }
+    fprintf(out, "drops:%s\n", r->dropped ? "" : " none");
+    for (int k = 0; k < DROP_N_REASONS; k++)
+        if (d->drops[k])
+            fprintf(out, "  %-24s %10" PRIu64 "  %s\n", drop_reason_name((enum drop_reason)k),
+                    d->drops[k], drop_reason_desc((enum drop_reason)k));
+    for (int k = 0; k < SIM_DROP_N; k++)
+        if (r->drops[k])
+            fprintf(out, "  %-24s %10" PRIu64 "  %s\n", sim_drop_name((enum sim_drop)k),
+                    r->drops[k], sim_drop_desc((enum sim_drop)k));
+    const uint64_t *f = d->fcache.n;
+    fprintf(out,
+            "flow caches: %" PRIu64 " lookups: emc %" PRIu64 ", smc %" PRIu64 ", megaflow %" PRIu64
+            ", upcalls %" PRIu64 "; %" PRIu64 " megaflows installed, %" PRIu64 " direct\n",
+            f[FCACHE_STAT_LOOKUPS], f[FCACHE_STAT_EMC_HITS], f[FCACHE_STAT_SMC_HITS],
+            f[FCACHE_STAT_MEGAFLOW_HITS], f[FCACHE_STAT_UPCALLS],
+            f[FCACHE_STAT_MEGAFLOWS_INSTALLED], f[FCACHE_STAT_DIRECT]);
+    const struct csum_stats *cs = &d->csum;
+    fprintf(out,
+            "checksums: %" PRIu64 " in host software (%" PRIu64 " bytes), %" PRIu64
+            " by NICs, %" PRIu64 " left to guests, %" PRIu64 " verified in software\n",
+            report_layers_sum(cs, CSUM_STAT_SW), cs->n[CSUM_STAT_SW_BYTES],
+            report_layers_sum(cs, CSUM_STAT_OFFLOADED), cs->n[CSUM_STAT_GUEST_PARTIAL],
+            cs->n[CSUM_STAT_SW_VERIFIED]);
+    const struct sim_hist *h = &r->latency;
+    if (h->count)
+        fprintf(out,
+                "latency (ns): p50 %" PRIu64 ", p99 %" PRIu64 ", p99.9 %" PRIu64 ", max %" PRIu64
+                " (%" PRIu64 " packets)\n",
+                sim_hist_percentile(h, 50), sim_hist_percentile(h, 99),
+                sim_hist_percentile(h, 99.9), h->max, h->count);
+    for (size_t i = 0; i < r->n_violations; i++) {
+        const struct sim_verify_violation *v = &r->violations[i];
+        fprintf(out, "violation: %s", sim_verify_reason_name((enum sim_verify_reason)v->reason));
+        if (v->tagged)
+            fprintf(out, " (stream %u flow %" PRIu64 " seq %" PRIu64 ")", v->model_id, v->flow_id,
+                    v->seq);
+        fprintf(out, ": %s\n", v->detail);
+    }
+    bool conserved = r->offered + r->copies == r->delivered + r->dropped + r->in_flight;
+    fprintf(out,
+            "totals: offered %" PRIu64 " + copies %" PRIu64 " = delivered %" PRIu64
+            " + dropped %" PRIu64 " + in flight %" PRIu64 " (%s)\n",
+            r->offered, r->copies, r->delivered, r->dropped, r->in_flight,
+            conserved ? "conserved" : "NOT CONSERVED");
 }

@@ -44,4 +44,15 @@ struct report_pmd {
  * or as one JSON object (the caller writes the enclosing list). */
 void report_pmd(FILE *out, bool json, const struct report_pmd *p, unsigned n_ports);
 
+struct scenario;
+struct sim_results;
+
+/* The report of a simulation: per port (offered, forwarded, rates, drops,
+ * send calls and batch sizes, what its sink verified), per PMD (load,
+ * busy share), drops by reason, cache hits per stage, checksums by place
+ * (host software, NIC, left to guests), latency percentiles and the
+ * conservation of packets. Deterministic: no wall-clock figure. */
+void report_sim(FILE *out, bool json, const struct scenario *sc,
+                const struct sim_results *res);
+
 #endif

@@ -44,9 +44,10 @@ struct sim_pkt *sim_pool_get(struct sim_pool *p, uint32_t len)
     if (s) {
         p->free = s->next;
     } else {
-        s = malloc(sizeof *s + SIM_POOL_HEADROOM + p->frame_max);
+        s = malloc(sizeof *s + SIM_POOL_HEADROOM + 2 * (size_t)p->frame_max);
         if (!s)
             return NULL;
+        s->sent = s->buf + SIM_POOL_HEADROOM + p->frame_max;
         p->allocated++;
     }
     p->in_use++;
@@ -60,6 +61,9 @@ struct sim_pkt *sim_pool_get(struct sim_pool *p, uint32_t len)
     pkt_reset_meta(pkt);
     s->arrival_ns = 0;
     s->stream = 0;
+    s->flow = 0;
+    s->bad = 0;
+    s->sent_len = 0;
     s->next = NULL;
     return s;
 }

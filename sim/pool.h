@@ -2,7 +2,8 @@
  *
  * Every packet a simulated device receives comes from a pool: a struct pkt
  * with the simulator's own metadata (arrival time, which stream sent it)
- * in front of a fixed-size buffer. The pool owns the buffers through
+ * in front of a fixed-size buffer, and a copy of the frame as the stream
+ * sent it (the sink compares with it). The pool owns the buffers through
  * pkt_ops, so the datapath frees them with pkt_free() as it frees any
  * packet, and a freed packet goes back on the pool's free list: no
  * allocation per packet once the pool has grown to the number of packets
@@ -23,6 +24,10 @@ struct sim_pkt {
     struct pkt pkt;
     uint64_t arrival_ns;  /* when its last bit reached the device */
     uint32_t stream;      /* the traffic stream that sent it */
+    uint64_t flow;        /* its flow id in that stream */
+    uint8_t bad;          /* the checksum layer the model got wrong */
+    uint32_t sent_len;    /* the frame as sent, in sent[] */
+    uint8_t *sent;        /* frame_max bytes after the buffer */
     struct sim_pkt *next; /* free list */
     uint8_t buf[];
 };

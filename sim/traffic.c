@@ -51,7 +51,12 @@ struct sim_traffic {
     uint64_t churned;
 
     uint8_t frame[SIM_TRAFFIC_FRAME_MAX]; /* built here, then copied to a packet */
+    /* Identities computed lately (sim_traffic_flow() is pure: this only
+     * saves recomputing those of popular flows), direct-mapped by id. */
+    struct sim_flow_desc *flow_cache; /* SIM_FLOW_CACHE entries, id + 1 in .id */
 };
+
+#define SIM_FLOW_CACHE 16384
 
 /* ---- hashing ---- */
 
@@ -109,7 +114,24 @@ static void fill_prefix(uint8_t *out, const uint8_t *prefix, unsigned bytes, uns
     }
 }
 
+static void flow_compute(const struct sim_traffic *t, uint64_t flow_id, struct sim_flow_desc *d);
+
 void sim_traffic_flow(const struct sim_traffic *t, uint64_t flow_id, struct sim_flow_desc *d)
+{
+    struct sim_flow_desc *e = t->flow_cache ? &t->flow_cache[flow_id % SIM_FLOW_CACHE] : NULL;
+    if (e && e->id == flow_id + 1) {
+        *d = *e;
+        d->id = flow_id;
+        return;
+    }
+    flow_compute(t, flow_id, d);
+    if (e) {
+        *e = *d;
+        e->id = flow_id + 1;
+    }
+}
+
+static void flow_compute(const struct sim_traffic *t, uint64_t flow_id, struct sim_flow_desc *d)
 {
     const struct sim_traffic_cfg *c = &t->cfg;
     uint64_t fh = flow_hash(t, flow_id);
@@ -170,6 +192,12 @@ static void wr48(uint8_t *p, uint64_t v)
 {
     for (int i = 0; i < 6; i++)
         p[i] = (uint8_t)(v >> (40 - 8 * i));
+}
+
+static void wr64(uint8_t *p, uint64_t v)
+{
+    uint64_t be = __builtin_bswap64(v);
+    memcpy(p, &be, 8);
 }
 
 bool sim_tag_read(const uint8_t *f, size_t len, size_t ofs, uint16_t *model_id,
@@ -271,9 +299,12 @@ static size_t build_inner(const struct sim_traffic *t, const struct sim_flow_des
         wr48(pay + 10, seq);
         i = SIM_TAG_LEN;
     }
+    /* 8 bytes at a time: the pattern's words step by the golden ratio. */
     uint64_t w = salt(ph, P_FILL);
-    for (; i < paylen; i++, w += 0x9e3779b97f4a7c15ULL)
-        pay[i] = (uint8_t)(w >> 56);
+    for (; i + 8 <= paylen; i += 8, w += 0x9e3779b97f4a7c15ULL)
+        wr64(pay + i, w);
+    for (; i < paylen; i++, w >>= 8)
+        pay[i] = (uint8_t)w;
 
     if (arp) {
         static const uint8_t arp_hdr[8] = {0, 1, 8, 0, 6, 4, 0, 1};
@@ -478,7 +509,8 @@ struct sim_traffic *sim_traffic_new(const struct sim_traffic_cfg *cfg, uint64_t 
         return NULL;
     }
     t->seqs = calloc(cfg->flows, sizeof *t->seqs);
-    if (!t->seqs)
+    t->flow_cache = calloc(SIM_FLOW_CACHE, sizeof *t->flow_cache);
+    if (!t->seqs || !t->flow_cache)
         goto nomem;
     t->next_flow = cfg->flows;
     if (cfg->churn > 0) {
@@ -509,6 +541,7 @@ void sim_traffic_destroy(struct sim_traffic *t)
         return;
     free(t->seqs);
     free(t->slot_flow);
+    free(t->flow_cache);
     free(t);
 }
 
@@ -564,8 +597,7 @@ static void advance(struct sim_traffic *t, uint64_t bits)
     }
 }
 
-int sim_traffic_next(struct sim_traffic *t, uint64_t *arrival_ns, struct pkt **pkt,
-                     struct sim_traffic_info *info)
+size_t sim_traffic_next_frame(struct sim_traffic *t, uint8_t *buf, struct sim_traffic_info *info)
 {
     double now = t->t_next;
     churn_until(t, now);
@@ -573,16 +605,25 @@ int sim_traffic_next(struct sim_traffic *t, uint64_t *arrival_ns, struct pkt **p
                                                       : sim_rng_below(&t->pick_rng, t->cfg.flows);
     uint64_t flow = t->slot_flow ? t->slot_flow[slot] : slot;
     uint64_t seq = t->seqs[slot]++;
-    size_t len = sim_traffic_build(t, flow, seq, t->frame, info);
-    struct pkt *p = pkt_from_data(t->frame, (uint32_t)len);
-    if (!p)
-        return -1;
+    size_t len = sim_traffic_build(t, flow, seq, buf, info);
     info->slot = slot;
     info->arrival_ns = (uint64_t)now;
-    *arrival_ns = info->arrival_ns;
-    *pkt = p;
     advance(t, ((uint64_t)info->wire_bytes + 20) * 8);
-    return 0;
+    return len;
+}
+
+uint64_t sim_traffic_next_time(const struct sim_traffic *t)
+{
+    return (uint64_t)t->t_next;
+}
+
+int sim_traffic_next(struct sim_traffic *t, uint64_t *arrival_ns, struct pkt **pkt,
+                     struct sim_traffic_info *info)
+{
+    size_t len = sim_traffic_next_frame(t, t->frame, info);
+    *arrival_ns = info->arrival_ns;
+    *pkt = pkt_from_data(t->frame, (uint32_t)len);
+    return *pkt ? 0 : -1;
 }
 
 struct pkt *sim_traffic_regenerate(const struct sim_traffic *t, uint64_t flow_id, uint64_t seq,

@@ -230,6 +230,14 @@ uint64_t sim_traffic_flows_created(const struct sim_traffic *t);
 int sim_traffic_next(struct sim_traffic *t, uint64_t *arrival_ns, struct pkt **pkt,
                      struct sim_traffic_info *info);
 
+/* sim_traffic_next() into a caller's buffer (at least SIM_TRAFFIC_FRAME_MAX
+ * bytes): the frame's length is returned, info->arrival_ns is its arrival
+ * time. */
+size_t sim_traffic_next_frame(struct sim_traffic *t, uint8_t *buf, struct sim_traffic_info *info);
+
+/* The arrival time of the packet the next call will generate. */
+uint64_t sim_traffic_next_time(const struct sim_traffic *t);
+
 /* The identity of flow 'flow_id' (any id: those not yet created too). */
 void sim_traffic_flow(const struct sim_traffic *t, uint64_t flow_id, struct sim_flow_desc *d);
 

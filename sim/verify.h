@@ -143,6 +143,13 @@ void sim_verify_expect_by_flow(struct sim_verify *v, sim_verify_expect_cb *fn, v
  * (0: the frame is right). */
 unsigned sim_verify_frame(struct sim_verify *v, const uint8_t *frame, size_t len);
 
+/* The same, when the caller kept the frame the model sent (sent[0..
+ * sent_len), and sent_bad, the enum sim_bad_layer the model applied):
+ * compared with it instead of a rebuilt one (sim_traffic_build() gives the
+ * same bytes; keeping them is cheaper than rebuilding). */
+unsigned sim_verify_frame_sent(struct sim_verify *v, const uint8_t *f, size_t len,
+                               const uint8_t *sent, size_t sent_len, uint8_t sent_bad);
+
 const struct sim_verify_stats *sim_verify_stats(const struct sim_verify *v);
 
 /* The first violations (at most max_listed) in the order found. */

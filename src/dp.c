@@ -36,6 +36,7 @@ struct dp_port {
     struct netdev_caps caps;
     int tx_retries;       /* -1: the tx-retries knob */
     int64_t emc_inv_prob; /* -1: the emc-insert-inv-prob knob */
+    const char *encap_missing; /* tunnel: the option it lacks to encapsulate */
     bool rx_stopped;      /* not polled any more (dp_port_rx_stop) */
 };
 
@@ -387,6 +388,7 @@ int dp_port_add(struct dp *dp, const struct dp_port_params *pp, char *err, size_
             dp->n_ports = i;
             return -1;
         }
+        p->encap_missing = tnl_encap_missing(&pp->args);
         return (int)i;
     }
     p->dev = netdev_open(pp->name, pp->type, &pp->args, err, errlen);
@@ -463,7 +465,8 @@ unsigned dp_rules_reclaim(struct dp *dp)
     return (unsigned)j;
 }
 
-/* Parses src into a rule (with its line); fails with "origin:line: why". */
+/* Parses src into a rule (with its line); fails with "origin:line: why",
+ * also for an output to a tunnel port that cannot encapsulate. */
 static int dp_rule_parse(struct dp *dp, const struct dp_rule_src *src, const char *origin,
                          struct rule **out, char *err, size_t errlen)
 {
@@ -471,6 +474,21 @@ static int dp_rule_parse(struct dp *dp, const struct dp_rule_src *src, const cha
     if (rule_parse(src->text, dp_port_lookup, dp, out, why, sizeof why)) {
         fs_errf(err, errlen, "%s:%d: rule: %s", origin ? origin : "rule", src->line, why);
         return -1;
+    }
+    const struct action_list *l = (*out)->actions;
+    for (unsigned i = 0; l && i < l->n; i++) {
+        if (l->a[i].type != ACT_OUTPUT || l->a[i].u.port >= dp->n_ports)
+            continue;
+        const struct dp_port *p = &dp->ports[l->a[i].u.port];
+        if (p->tunnel && p->encap_missing) {
+            fs_errf(err, errlen,
+                    "%s:%d: rule: output to tunnel port '%s' needs its option '%s' to "
+                    "encapsulate", origin ? origin : "rule", src->line, p->name,
+                    p->encap_missing);
+            rule_free(*out);
+            *out = NULL;
+            return -1;
+        }
     }
     (*out)->line = src->line;
     return 0;
@@ -693,17 +711,6 @@ unsigned dp_pmd_queued(const struct dp_pmd *pmd)
     for (unsigned i = 0; i < pmd->dp->n_ports; i++)
         n += txq_queued(&pmd->txq[i]);
     return n;
-}
-
-uint64_t dp_pmd_next_flush(const struct dp_pmd *pmd)
-{
-    uint64_t t = UINT64_MAX;
-    for (unsigned i = 0; i < pmd->dp->n_ports; i++) {
-        const struct txq *q = &pmd->txq[i];
-        if (txq_queued(q) && q->first_ns + q->interval_ns < t)
-            t = q->first_ns + q->interval_ns;
-    }
-    return t;
 }
 
 static const struct dp_rxq_pin *dp_find_pin(const struct dp_rxq_pin *pins, unsigned n,
@@ -1421,7 +1428,7 @@ void dp_pmd_counters(const struct dp_pmd *pmd, struct dp_counters *out)
     memcpy(out->drops, pmd->drops.n, sizeof out->drops);
     memcpy(out->parse, pmd->parse_results, sizeof out->parse);
     out->csum = pmd->csum;
-    fcache_get_stats(pmd->fc, &out->fcache);
+    fcache_get_counters(pmd->fc, &out->fcache);
 }
 
 void dp_stats_finish(const struct dp *dp, struct dp_stats *s)

@@ -208,11 +208,6 @@ void dp_pmd_flush(struct dp_pmd *pmd, uint64_t now);
 /* Packets waiting in the PMD's output queues. */
 unsigned dp_pmd_queued(const struct dp_pmd *pmd);
 
-/* The earliest time a queued packet is due to be sent by the flush
- * interval (UINT64_MAX if nothing waits): a driver in virtual time need
- * not poll an idle PMD before it. */
-uint64_t dp_pmd_next_flush(const struct dp_pmd *pmd);
-
 /* Which PMD polls each rx queue, as `flowswitch run` assigns them: a queue
  * pinned in 'pins' goes to its PMD, which then polls no other (OVS's
  * isolation); the others are dealt round-robin, in port then queue order,
@@ -333,7 +328,7 @@ void dp_pmd_stats(const struct dp_pmd *pmd, struct dp_stats *out);
 /* The PMD-wide counters alone, without the per-port ones: what a cost
  * model reads after every poll (a few hundred bytes, where struct
  * dp_stats is tens of kilobytes). Drops are the PMD's own (not its
- * queues'). */
+ * queues'); the cache gauges of subtables and classifiers are left 0. */
 struct dp_counters {
     uint64_t n[DP_N_STATS];
     uint64_t drops[DROP_N_REASONS];

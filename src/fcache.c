@@ -688,12 +688,17 @@ void fcache_stats_add(struct fcache_stats *dst, const struct fcache_stats *src)
         dst->n[i] += src->n[i];
 }
 
-void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st)
+void fcache_get_counters(const struct fcache *fc, struct fcache_stats *st)
 {
     *st = fc->st;
     st->n[FCACHE_STAT_EMC_SWEPT] += fc->emc ? fc->emc->swept : 0;
     st->n[FCACHE_STAT_SMC_SWEPT] += fc->smc ? fc->smc->swept : 0;
     st->n[FCACHE_STAT_MEGAFLOWS] = fc->flows.n;
+}
+
+void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st)
+{
+    fcache_get_counters(fc, st);
     st->n[FCACHE_STAT_SUBTABLES] = 0;
     st->n[FCACHE_STAT_CLASSIFIERS] = 0;
     for (unsigned p = 0; p < FCACHE_N_CLS; p++) {

@@ -245,6 +245,10 @@ void fcache_megaflow_walk(const struct fcache *fc, fcache_walk_fn *fn, void *aux
 
 void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st);
 
+/* fcache_get_stats() without the subtable and classifier gauges (left 0),
+ * which take a walk over every classifier: for a reader after every batch. */
+void fcache_get_counters(const struct fcache *fc, struct fcache_stats *st);
+
 void fcache_get_memory(const struct fcache *fc, struct fcache_memory *m);
 
 #endif

@@ -20,6 +20,7 @@ struct ol_view {
     uint16_t l4_len;
     bool l4;          /* complete L4 header */
     bool frag;
+    bool rh;          /* IPv6 with a routing header in effect (PKT_F_IPV6_RH) */
 };
 
 static struct ol_view view_outer(const struct pkt *p)
@@ -32,6 +33,7 @@ static struct ol_view view_outer(const struct pkt *p)
         .l4_len = p->l4_len,
         .l4 = (p->flags & PKT_F_L4) != 0,
         .frag = (p->flags & PKT_F_FRAG) != 0,
+        .rh = (p->flags & PKT_F_IPV6_RH) != 0,
     };
     return v;
 }
@@ -46,6 +48,7 @@ static struct ol_view view_inner(const struct pkt *p)
         .l4_len = p->inner_l4_len,
         .l4 = (p->inner_flags & PKT_IF_L4) != 0,
         .frag = (p->inner_flags & PKT_IF_FRAG) != 0,
+        .rh = (p->inner_flags & PKT_IF_IPV6_RH) != 0,
     };
     return v;
 }
@@ -66,19 +69,32 @@ static int l4_csum_field(uint8_t proto)
     }
 }
 
+/* The destination address of v's IPv6 pseudo-header: the final destination
+ * (RFC 8200 8.1), which a routing header in effect names; NULL if that
+ * header's type is unknown to us. */
+static const uint8_t *pseudo_dst6(const struct pkt *p, const struct ol_view *v)
+{
+    const uint8_t *ip = p->data + v->l3_ofs;
+    if (!v->rh)
+        return ip + 24;
+    return parse_ipv6_final_dst(ip, (uint32_t)(v->l4_ofs - v->l3_ofs));
+}
+
 /* True if v's L4 layer is one whose checksum we can compute from the
  * headers: a complete, unfragmented TCP/UDP/ICMP/ICMPv6 segment entirely
- * present in the buffer. */
+ * present in the buffer, whose pseudo-header we can build. */
 static bool l4_known(const struct pkt *p, const struct ol_view *v)
 {
     return v->l4 && !v->frag && l4_csum_field(v->l4_proto) >= 0 &&
            (v->l3 == PKT_L3_IPV4 || v->l3 == PKT_L3_IPV6) &&
            v->l4_ofs != PKT_OFS_NONE && (uint32_t)v->l4_ofs + v->l4_len <= p->len &&
            !(v->l3 == PKT_L3_IPV4 && v->l4_proto == IP_PROTO_ICMPV6) &&
-           !(v->l3 == PKT_L3_IPV6 && v->l4_proto == IP_PROTO_ICMP);
+           !(v->l3 == PKT_L3_IPV6 && v->l4_proto == IP_PROTO_ICMP) &&
+           !(v->rh && !pseudo_dst6(p, v));
 }
 
-/* The pseudo-header sum of v's L4 layer (0 for ICMPv4, which has none). */
+/* The pseudo-header sum of v's L4 layer (0 for ICMPv4, which has none);
+ * v's layer must be l4_known(). */
 static uint32_t l4_pseudo(const struct pkt *p, const struct ol_view *v)
 {
     const uint8_t *ip = p->data + v->l3_ofs;
@@ -90,7 +106,7 @@ static uint32_t l4_pseudo(const struct pkt *p, const struct ol_view *v)
         memcpy(&dst, ip + 16, 4);
         return csum_pseudo_ipv4(src, dst, v->l4_proto, v->l4_len);
     }
-    return csum_pseudo_ipv6(ip + 8, ip + 24, v->l4_proto, v->l4_len);
+    return csum_pseudo_ipv6(ip + 8, pseudo_dst6(p, v), v->l4_proto, v->l4_len);
 }
 
 static bool ipv4_known(const struct pkt *p, const struct ol_view *v)
@@ -98,6 +114,15 @@ static bool ipv4_known(const struct pkt *p, const struct ol_view *v)
     return v->l3 == PKT_L3_IPV4 && v->l3_ofs != PKT_OFS_NONE &&
            (uint32_t)v->l3_ofs + 20 <= p->len &&
            (uint32_t)v->l3_ofs + (uint32_t)(p->data[v->l3_ofs] & 0x0f) * 4 <= p->len;
+}
+
+/* Counts a checksum of 'layer' completed in software over 'bytes'. */
+static void csum_count_sw(struct csum_stats *st, enum csum_layer layer, uint32_t bytes)
+{
+    if (st) {
+        st->n[CSUM_STAT_SW + layer]++;
+        st->n[CSUM_STAT_SW_BYTES] += bytes;
+    }
 }
 
 static void ipv4_complete(struct pkt *p, const struct ol_view *v)
@@ -158,15 +183,19 @@ static void l4_leave_partial(struct pkt *p, const struct ol_view *v)
 static enum csum_prep l4_complete(struct pkt *p, const struct ol_view *v,
                                   enum csum_layer layer, struct csum_stats *st)
 {
-    if (l4_known(p, v) && vnet_matches_l4(p, v))
+    uint32_t bytes;
+    if (l4_known(p, v) && vnet_matches_l4(p, v)) {
         l4_complete_known(p, v);
-    else if (layer != CSUM_L_OUTER_L4 || !(p->flags & PKT_F_VNET_CSUM) || !l4_complete_vnet(p))
+        bytes = v->l4_len;
+    } else if (layer == CSUM_L_OUTER_L4 && (p->flags & PKT_F_VNET_CSUM) && l4_complete_vnet(p)) {
+        bytes = p->len - p->csum_start;
+    } else {
         return CSUM_PREP_INVALID;
+    }
     p->flags &= (uint16_t)~PKT_F_VNET_CSUM;
     p->csum_start = p->csum_offset = 0;
     pkt_csum_set(p, layer, CSUM_GOOD);
-    if (st)
-        st->n[CSUM_STAT_SW + layer]++;
+    csum_count_sw(st, layer, bytes);
     return CSUM_PREP_OK;
 }
 
@@ -184,8 +213,7 @@ static enum csum_prep ip_resolve(struct pkt *p, const struct ol_view *v,
     }
     ipv4_complete(p, v);
     pkt_csum_set(p, layer, CSUM_GOOD);
-    if (st)
-        st->n[CSUM_STAT_SW + layer]++;
+    csum_count_sw(st, layer, (uint32_t)(p->data[v->l3_ofs] & 0x0f) * 4);
     return CSUM_PREP_OK;
 }
 
@@ -264,23 +292,14 @@ uint16_t pkt_outer_udp_csum_full(const struct pkt *p)
  * bytes after it, such as inner Ethernet padding) need summing. */
 uint16_t pkt_outer_udp_csum_short(const struct pkt *p)
 {
+    struct ol_view in = view_inner(p);
+    if (!l4_known(p, &in))
+        return pkt_outer_udp_csum_full(p); /* no pseudo-header to cancel with */
     const uint8_t *base = p->data + p->l4_ofs;
     uint32_t head = (uint32_t)(p->inner_l4_ofs - p->l4_ofs);
     uint32_t seg_end = head + p->inner_l4_len;
     uint32_t total = p->l4_len;
-    const uint8_t *iip = p->data + p->inner_l3_ofs;
-    uint32_t in_pseudo;
-    if (p->inner_l4_proto == IP_PROTO_ICMP) {
-        in_pseudo = 0; /* ICMPv4 has no pseudo-header */
-    } else if (p->inner_l3 == PKT_L3_IPV4) {
-        uint32_t src, dst;
-        memcpy(&src, iip + 12, 4);
-        memcpy(&dst, iip + 16, 4);
-        in_pseudo = csum_pseudo_ipv4(src, dst, p->inner_l4_proto, p->inner_l4_len);
-    } else {
-        in_pseudo = csum_pseudo_ipv6(iip + 8, iip + 24, p->inner_l4_proto, p->inner_l4_len);
-    }
-    uint16_t seg = (uint16_t)~csum_fold_nocompl(in_pseudo);
+    uint16_t seg = (uint16_t)~csum_fold_nocompl(l4_pseudo(p, &in));
     if (head & 1)
         seg = (uint16_t)((seg << 8) | (seg >> 8));
 
@@ -317,8 +336,7 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
         } else if (l4_known(p, &in)) {
             l4_complete_known(p, &in);
             pkt_csum_set(p, CSUM_L_INNER_L4, CSUM_GOOD);
-            if (st)
-                st->n[CSUM_STAT_SW + CSUM_L_INNER_L4]++;
+            csum_count_sw(st, CSUM_L_INNER_L4, in.l4_len);
         } else {
             return CSUM_PREP_INVALID;
         }
@@ -344,8 +362,9 @@ static enum csum_prep resolve_tunnel(struct pkt *p, uint32_t caps, bool force_sw
     uint16_t c = shortcut ? pkt_outer_udp_csum_short(p) : pkt_outer_udp_csum_full(p);
     pkt_st16(field, c);
     pkt_csum_set(p, CSUM_L_OUTER_L4, CSUM_GOOD);
-    if (st)
-        st->n[CSUM_STAT_SW + CSUM_L_OUTER_L4]++;
+    /* The shortcut sums the headers in front of the inner segment. */
+    csum_count_sw(st, CSUM_L_OUTER_L4,
+                  shortcut ? (uint32_t)(in.l4_ofs - out.l4_ofs) : (uint32_t)out.l4_len);
     return CSUM_PREP_OK;
 }
 

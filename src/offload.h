@@ -13,7 +13,11 @@
  *    field (its contract), everything else gets a computed checksum.
  * A PARTIAL L4 field's content is never trusted: the resolver rewrites the
  * pseudo-header sum from the current headers, so addresses changed after
- * the guest sent the packet are covered. */
+ * the guest sent the packet are covered. Over IPv6 the pseudo-header takes
+ * the final destination (RFC 8200 8.1), which a routing header in effect
+ * names (parse_ipv6_final_dst()); behind one of a type we do not know no
+ * pseudo-header can be built: a guest's NEEDS_CSUM is then completed from
+ * the sum it left, as a virtio device does, or passed on to a guest. */
 #ifndef FS_OFFLOAD_H
 #define FS_OFFLOAD_H
 
@@ -44,6 +48,8 @@ enum csum_stat {
     CSUM_STAT_SW_VERIFIED,     /* checksums verified in software */
     CSUM_STAT_SW_VERIFY_FAILED, /* ... and found wrong */
     CSUM_STAT_BAD_FORWARDED,   /* BAD packets forwarded (bad-csum = forward) */
+    CSUM_STAT_SW_BYTES,        /* bytes summed to complete checksums in software */
+    CSUM_STAT_SW_VERIFY_BYTES, /* bytes summed to verify checksums in software */
     CSUM_N_STATS
 };
 
@@ -146,10 +152,14 @@ static inline bool pkt_tx_emulate(struct pkt *p, uint32_t caps)
 
 /* The outer UDP checksum of an encapsulated packet whose inner L4 checksum
  * is complete (the inner payload then cancels out: only headers are
- * summed), or of any packet by summing everything (pkt_outer_udp_csum_full).
+ * summed; an inner layer whose pseudo-header cannot be built is summed in
+ * full), or of any packet by summing everything (pkt_outer_udp_csum_full).
  * Both return the value for the field (a computed 0 as 0xFFFF). */
 uint16_t pkt_outer_udp_csum_short(const struct pkt *pkt);
-/* The pseudo-header sum (unfolded) of the outer UDP header at l3/l4. */
+/* The pseudo-header sum (unfolded) of the outer UDP header at l3/l4, with
+ * the Destination Address: the outer IPv6 header must have no routing
+ * header in effect (PKT_F_IPV6_RH clear), as tnl_push() builds it and as
+ * tnl_pop() requires. */
 uint32_t pkt_outer_udp_pseudo(const struct pkt *pkt);
 uint16_t pkt_outer_udp_csum_full(const struct pkt *pkt);
 

@@ -60,10 +60,15 @@ enum pkt_l3 {
                                  * the core drops it (rx_truncated) */
 #define PKT_F_TUNNEL    0x0080u /* encapsulated by us: inner_* describe the
                                  * packet that was pushed into a tunnel */
+#define PKT_F_IPV6_RH   0x0100u /* IPv6 with a routing header whose segments
+                                 * left is not 0: the upper-layer pseudo-header
+                                 * takes its final destination, not the
+                                 * Destination Address (parse_ipv6_final_dst()) */
 
 /* pkt->inner_flags */
 #define PKT_IF_L4   0x01u /* the inner packet has a complete L4 header */
 #define PKT_IF_FRAG 0x02u /* the inner packet is an IP fragment */
+#define PKT_IF_IPV6_RH 0x04u /* PKT_F_IPV6_RH of the inner packet */
 
 struct pkt;
 

@@ -21,6 +21,48 @@ static inline uint16_t parse_rd16(const uint8_t *p)
     return (uint16_t)((unsigned)p[0] << 8 | p[1]);
 }
 
+/* What parse_ipv6_rh_final() says of a routing header besides an offset. */
+#define PARSE_RH_UNKNOWN 0 /* a type whose address layout we do not know */
+#define PARSE_RH_BAD (-1)  /* breaks its type's rules: every node that
+                            * processes it discards it */
+
+/* A routing header rh, whose (rh[1] + 1) * 8 bytes are present and whose
+ * segments left (rh[3]) is not 0: the offset in rh of its final destination,
+ * the last address it routes the packet through (type 0 (RFC 8200 4.4) and
+ * type 2 (RFC 6275 6.4) list the addresses in order: the last one; type 4,
+ * segment routing (RFC 8754 2), in reverse: Segment List[0]), or
+ * PARSE_RH_UNKNOWN, or PARSE_RH_BAD (type 0: an odd length or more segments
+ * left than addresses; type 2: not one address and one segment left;
+ * type 4: Last Entry beyond the header or segments left beyond Last Entry
+ * + 1, as RFC 8754 4.3.1.1 checks). Inline and call-free: a call in the
+ * parser's extension-header loop, however rarely taken, makes the compiler
+ * keep that loop's state out of caller-saved registers, which every IPv6
+ * packet would pay for. */
+static inline __attribute__((always_inline)) int parse_ipv6_rh_final(const uint8_t *rh)
+{
+    unsigned ext_len = rh[1], type = rh[2], left = rh[3];
+    switch (type) {
+    case 0: { /* 4 reserved bytes, then ext_len / 2 addresses */
+        unsigned n = ext_len / 2;
+        if ((ext_len & 1) || left > n)
+            return PARSE_RH_BAD;
+        return (int)(8 + 16 * (n - 1));
+    }
+    case 2: /* Mobile IPv6: exactly the home address */
+        if (ext_len != 2 || left != 1)
+            return PARSE_RH_BAD;
+        return 8;
+    case 4: { /* Last Entry at rh[4]; Segment List[0], the last segment, at 8 */
+        unsigned last = rh[4];
+        if (ext_len < 2 || last > ext_len / 2 - 1 || left > last + 1)
+            return PARSE_RH_BAD;
+        return 8;
+    }
+    default:
+        return PARSE_RH_UNKNOWN;
+    }
+}
+
 /* Parses the L4 header at l4[0..l4_len), which is inside the frame.
  * 'frag' is true for a first fragment (later ones never get here). */
 static inline __attribute__((always_inline)) enum parse_result
@@ -167,6 +209,13 @@ parse_ipv6(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
             uint32_t hl = ((uint32_t)ip[p + 1] + 1) * 8;
             if (hl > end - p)
                 return PARSE_IPV6_EXT;
+            /* A routing header in effect moves the pseudo-header's
+             * destination; segments left 0: ignored (RFC 8200 4.4). */
+            if (nh == IP_PROTO_ROUTING && ip[p + 3] != 0) {
+                if (parse_ipv6_rh_final(ip + p) == PARSE_RH_BAD)
+                    return PARSE_IPV6_RH;
+                pkt->flags |= PKT_F_IPV6_RH;
+            }
             nh = ip[p];
             p += hl;
         } else if (nh == IP_PROTO_FRAGMENT) {

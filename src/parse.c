@@ -39,6 +39,14 @@
  *    PARSE_MAX_IPV6_EXT headers is PARSE_IPV6_EXT. Any fragment header marks
  *    the packet a fragment (an RFC 6946 atomic fragment included, as OVS
  *    does); a non-first one ends the walk (what follows is not a header).
+ *  - IPv6 routing headers: one with segments left 0 is skipped like any
+ *    extension header (RFC 8200 4.4: a node ignores it). One with segments
+ *    left not 0 sets PKT_F_IPV6_RH (its final destination is the
+ *    pseudo-header's, parse_ipv6_final_dst()); if it breaks the rules of its
+ *    type (parse_ipv6_rh_final()) the result is PARSE_IPV6_RH: every node
+ *    that processes it discards it (RFC 8200 4.4, RFC 8754 4.3.1.1, Linux
+ *    ipv6_rthdr_rcv()), and it has no final destination to checksum for.
+ *    A type we do not know is accepted: a node downstream may know it.
  *  - ICMP/ICMPv6: the "header" is type, code and checksum (4 bytes);
  *    payload_ofs = l4_ofs + 4.
  *  - ARP that is not Ethernet/IPv4 (htype 1, ptype 0x0800, 6, 4) is
@@ -59,6 +67,7 @@ static const char *const parse_names[] = {
     [PARSE_IP_HLEN] = "ip_hlen",
     [PARSE_IP_LEN] = "ip_len",
     [PARSE_IPV6_EXT] = "ipv6_ext",
+    [PARSE_IPV6_RH] = "ipv6_rh",
     [PARSE_L4_TRUNC] = "l4_trunc",
     [PARSE_TCP_HLEN] = "tcp_hlen",
     [PARSE_UDP_LEN] = "udp_len",
@@ -95,4 +104,32 @@ enum parse_result parse_pkt_layout(struct pkt *pkt)
 {
     struct flow_key scratch; /* its stores are dead: the compiler drops them */
     return parse_pkt_into(pkt, &scratch, false, false);
+}
+
+const uint8_t *parse_ipv6_final_dst(const uint8_t *ip, uint32_t hdrs_len)
+{
+    const uint8_t *dst = ip + 24;
+    uint8_t nh = ip[6];
+    uint32_t p = IPV6_HLEN;
+    while (p < hdrs_len) {
+        if (hdrs_len - p < 8)
+            return NULL;
+        if (nh == IP_PROTO_FRAGMENT) {
+            nh = ip[p];
+            p += 8;
+            continue;
+        }
+        if (nh != IP_PROTO_HOPOPTS && nh != IP_PROTO_ROUTING && nh != IP_PROTO_DSTOPTS)
+            return NULL;
+        uint32_t hl = ((uint32_t)ip[p + 1] + 1) * 8;
+        if (hl > hdrs_len - p)
+            return NULL;
+        if (nh == IP_PROTO_ROUTING && ip[p + 3] != 0) {
+            int at = parse_ipv6_rh_final(ip + p);
+            dst = at > 0 ? ip + p + at : NULL;
+        }
+        nh = ip[p];
+        p += hl;
+    }
+    return p == hdrs_len ? dst : NULL;
 }

@@ -28,6 +28,7 @@
     X(IP_HLEN, "IPv4 header length below 20 bytes")                            \
     X(IP_LEN, "IP total length smaller than its header")                       \
     X(IPV6_EXT, "malformed or too many IPv6 extension headers")                \
+    X(IPV6_RH, "IPv6 routing header that breaks its type's rules")            \
     X(L4_TRUNC, "L4 header truncated")                                         \
     X(TCP_HLEN, "TCP data offset out of range")                                \
     X(UDP_LEN, "UDP length inconsistent with the IP length")
@@ -41,7 +42,8 @@ enum parse_result {
 
 /* The PKT_F_* bits the parser owns. */
 #define PARSE_OWN_FLAGS                                                        \
-    (PKT_F_PARSED | PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VXLAN | PKT_F_L4)
+    (PKT_F_PARSED | PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VXLAN | PKT_F_L4 |     \
+     PKT_F_IPV6_RH)
 
 /* Forgets a parse: no offsets, no layers, none of the parser's flags (the
  * layout of a received packet, pkt_reset_meta()). Other flags stay. */
@@ -71,5 +73,16 @@ enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key);
 /* parse_pkt() without a key: the same checks, result and packet layout, for
  * packets whose answer does not depend on their key (fcache_port_simple()). */
 enum parse_result parse_pkt_layout(struct pkt *pkt);
+
+/* The destination address of an upper-layer pseudo-header over IPv6 (RFC
+ * 8200 8.1): the final destination. 'ip' is the IPv6 header, 'hdrs_len'
+ * the bytes from it to the upper-layer header (l4_ofs - l3_ofs of a parsed
+ * packet, all of them present). The last routing header with segments left
+ * not 0 names it; without one (PKT_F_IPV6_RH clear, where callers need not
+ * ask) it is the Destination Address, ip + 24. NULL if that routing header
+ * is of a type parse_ipv6_rh_final() (parse-inl.h) does not know (or the
+ * chain does not fit hdrs_len): the pseudo-header cannot be built, only a
+ * sum the sender left can be continued. */
+const uint8_t *parse_ipv6_final_dst(const uint8_t *ip, uint32_t hdrs_len);
 
 #endif

@@ -75,8 +75,8 @@ int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
     memset(t, 0, sizeof *t);
     if (netdev_opt_check(args, known, err, errlen))
         return -1;
-    const char *req[] = {"underlay", "local-ip", "remote-ip", "vni", "src-mac",
-                         "next-hop-mac"};
+    /* src-mac and next-hop-mac only to encapsulate: tnl_check_outputs(). */
+    const char *req[] = {"underlay", "local-ip", "remote-ip", "vni"};
     for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
         if (!netdev_opt_get(args, req[i])) {
             fs_errf(err, errlen, "vxlan port needs option '%s'", req[i]);
@@ -129,15 +129,24 @@ int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
         netdev_opt_bool(args, "df", &t->df, err, errlen))
         return -1;
     const char *sm = netdev_opt_get(args, "src-mac"), *dm = netdev_opt_get(args, "next-hop-mac");
-    if (!tnl_parse_mac(sm, t->src_mac)) {
+    if (sm && !tnl_parse_mac(sm, t->src_mac)) {
         fs_errf(err, errlen, "option 'src-mac': '%s' is not a MAC address", sm);
         return -1;
     }
-    if (!tnl_parse_mac(dm, t->dst_mac)) {
+    if (dm && !tnl_parse_mac(dm, t->dst_mac)) {
         fs_errf(err, errlen, "option 'next-hop-mac': '%s' is not a MAC address", dm);
         return -1;
     }
     return 0;
+}
+
+const char *tnl_encap_missing(const struct netdev_args *args)
+{
+    static const char *const need[] = {"src-mac", "next-hop-mac"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (!netdev_opt_get(args, need[i]))
+            return need[i];
+    return NULL;
 }
 
 unsigned tnl_hlen(const struct tnl_cfg *t)
@@ -170,7 +179,8 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
     pkt->inner_l3 = pkt->l3;
     pkt->inner_l4_proto = pkt->l4_proto;
     pkt->inner_flags = (uint8_t)(((pkt->flags & PKT_F_L4) ? PKT_IF_L4 : 0) |
-                                 ((pkt->flags & PKT_F_FRAG) ? PKT_IF_FRAG : 0));
+                                 ((pkt->flags & PKT_F_FRAG) ? PKT_IF_FRAG : 0) |
+                                 ((pkt->flags & PKT_F_IPV6_RH) ? PKT_IF_IPV6_RH : 0));
     pkt->csum[CSUM_L_INNER_IP] = pkt->csum[CSUM_L_OUTER_IP];
     pkt->csum[CSUM_L_INNER_L4] = pkt->csum[CSUM_L_OUTER_L4];
 
@@ -224,7 +234,8 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
     pkt->l4_proto = IP_PROTO_UDP;
     pkt->payload_ofs = (uint16_t)(pkt->l4_ofs + 8);
     pkt->n_vlan = 0;
-    pkt->flags = (uint16_t)((pkt->flags & ~(PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VNET_CSUM)) |
+    pkt->flags = (uint16_t)((pkt->flags & ~(PKT_F_FRAG | PKT_F_FRAG_LATER | PKT_F_VNET_CSUM |
+                                            PKT_F_IPV6_RH)) |
                             PKT_F_PARSED | PKT_F_L4 | PKT_F_VXLAN | PKT_F_TUNNEL);
     pkt->csum_start = pkt->csum_offset = 0;
     pkt->csum[CSUM_L_OUTER_IP] = t->ipv6 ? CSUM_GOOD : CSUM_PARTIAL;
@@ -240,9 +251,11 @@ static bool ip_eq(const struct tnl_cfg *t, const uint8_t *a, const uint8_t *cfg_
 enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsigned n,
                             unsigned *which, struct flow_key *key, struct csum_stats *st)
 {
+    /* A routing header in effect: the packet is on its way to another node
+     * (RFC 8200 4.4), not to this endpoint. */
     if (!(pkt->flags & PKT_F_PARSED) || pkt->l4_proto != IP_PROTO_UDP ||
         (pkt->l3 != PKT_L3_IPV4 && pkt->l3 != PKT_L3_IPV6) || pkt->l4_ofs == PKT_OFS_NONE ||
-        (pkt->flags & PKT_F_FRAG))
+        (pkt->flags & (PKT_F_FRAG | PKT_F_IPV6_RH)))
         return TNL_POP_NOT_TUNNEL;
     const uint8_t *ip = pkt->data + pkt->l3_ofs;
     bool v6 = pkt->l3 == PKT_L3_IPV6;
@@ -295,8 +308,10 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     if (!v6) {
         enum csum_state s = pkt_csum_get(pkt, CSUM_L_OUTER_IP);
         if (s == CSUM_UNKNOWN) {
-            if (st)
+            if (st) {
                 st->n[CSUM_STAT_SW_VERIFIED]++;
+                st->n[CSUM_STAT_SW_VERIFY_BYTES] += IPV4_HLEN;
+            }
             if (csum_fold(csum_partial(ip, 20, 0)) != 0) {
                 if (st)
                     st->n[CSUM_STAT_SW_VERIFY_FAILED]++;
@@ -310,8 +325,10 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     if (has_csum) {
         enum csum_state s = pkt_csum_get(pkt, CSUM_L_OUTER_L4);
         if (s == CSUM_UNKNOWN) {
-            if (st)
+            if (st) {
                 st->n[CSUM_STAT_SW_VERIFIED]++;
+                st->n[CSUM_STAT_SW_VERIFY_BYTES] += udp_len;
+            }
             uint32_t sum = csum_add(pkt_outer_udp_pseudo(pkt), csum_partial(udp, udp_len, 0));
             if (csum_fold(sum) != 0) {
                 if (st)
@@ -344,8 +361,8 @@ enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsi
     pkt_pull(pkt, off);
     pkt->len = inner_len;
     uint16_t keep = pkt->flags & (uint16_t)~(PKT_F_PARSED | PKT_F_FRAG | PKT_F_FRAG_LATER |
-                                            PKT_F_VXLAN | PKT_F_L4 | PKT_F_VNET_CSUM |
-                                            PKT_F_TUNNEL);
+                                            PKT_F_VXLAN | PKT_F_L4 | PKT_F_IPV6_RH |
+                                            PKT_F_VNET_CSUM | PKT_F_TUNNEL);
     uint64_t ts = pkt->ts;
     uint32_t hash = pkt->hash;
     uint16_t in_port = pkt->in_port;

@@ -22,11 +22,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "actions.h"
 #include "flow.h"
 #include "netdev.h"
 #include "offload.h"
 #include "packet.h"
 #include "proto.h"
+
 
 #define TNL_HLEN_V4 (ETH_HLEN + IPV4_HLEN + UDP_HLEN + VXLAN_HLEN) /* 50 */
 #define TNL_HLEN_V6 (ETH_HLEN + IPV6_HLEN + UDP_HLEN + VXLAN_HLEN) /* 70 */
@@ -45,8 +47,8 @@ struct tnl_cfg {
     uint8_t tos;          /* default 0 */
     bool df;              /* IPv4 don't-fragment bit, default true */
     uint16_t underlay;    /* datapath port number of the underlay port */
-    uint8_t src_mac[6];   /* outer Ethernet source */
-    uint8_t dst_mac[6];   /* next hop */
+    uint8_t src_mac[6];   /* outer Ethernet source (zero if not given) */
+    uint8_t dst_mac[6];   /* next hop (zero if not given) */
 };
 
 /* Drop reasons of decapsulation (mapped to drop.h reasons by the caller). */
@@ -68,11 +70,17 @@ const char *tnl_pop_result_name(enum tnl_pop_result r);
 /* Fills t from a tunnel port's options (underlay, local-ip, remote-ip,
  * vni, dst-port, csum, ttl, tos, df, src-mac, next-hop-mac); 'underlay'
  * is resolved with port_lookup (it returns a port number or -1) and must be
- * below max_port. Returns 0, or -1 with the reason (naming the option) in
- * err. */
+ * below max_port. src-mac and next-hop-mac may be left out by a port that
+ * only decapsulates (tnl_encap_missing()). Returns 0,
+ * or -1 with the reason (naming the option) in err. */
 int tnl_cfg_parse(struct tnl_cfg *t, const struct netdev_args *args,
                   int (*port_lookup)(void *aux, const char *name), void *aux,
                   int max_port, char *err, size_t errlen);
+
+/* The first option a tunnel port with options 'args' lacks to encapsulate
+ * ("src-mac", "next-hop-mac"), or NULL if it can: a port without them
+ * only decapsulates, and no rule may output to it. */
+const char *tnl_encap_missing(const struct netdev_args *args);
 
 /* Outer header length of t's encapsulation. */
 unsigned tnl_hlen(const struct tnl_cfg *t);

@@ -44,7 +44,8 @@ logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 from scapy.all import (  # noqa: E402
     ARP, ICMP, IP, SCTP, TCP, UDP, VXLAN, Ether, ICMPv6EchoReply,
     ICMPv6EchoRequest, ICMPv6ND_NS, IPOption_RR, IPv6, IPv6ExtHdrDestOpt,
-    IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, Raw, conf)
+    IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, IPv6ExtHdrSegmentRouting, Raw,
+    conf)
 
 conf.verb = 0
 
@@ -163,6 +164,77 @@ class Parsed:
 IPV6_EXT = (0, 43, 44, 60)
 
 
+def rh_final(b, q):
+    """The routing header at b[q:] (present in full) with segments left
+    not 0: the offset of its final destination in b, None for a routing
+    type whose address layout is not modelled, or "bad" if it breaks the
+    rules of its type. RFC 8200 4.4 (type 0: Hdr Ext Len = 2 x addresses,
+    Segments Left <= addresses, the addresses in visiting order), RFC 6275
+    6.4 (type 2: exactly one address, Segments Left 1), RFC 8754 2 and
+    4.3.1.1 (type 4: Segment List[0] is the last segment; Last Entry <=
+    Hdr Ext Len / 2 - 1, Segments Left <= Last Entry + 1)."""
+    hlen, rtype, left = b[q + 1], b[q + 2], b[q + 3]
+    if rtype == 0:
+        n = hlen // 2
+        if hlen % 2 or left > n:
+            return "bad"
+        return q + 8 + 16 * (n - 1)
+    if rtype == 2:
+        if hlen != 2 or left != 1:
+            return "bad"
+        return q + 8
+    if rtype == 4:
+        last = b[q + 4]
+        if hlen < 2 or last > hlen // 2 - 1 or left > last + 1:
+            return "bad"
+        return q + 8
+    return None
+
+
+def ipv6_final_dst(b, l3):
+    """Where the destination of the upper-layer pseudo-header of the IPv6
+    packet at b[l3:] is (RFC 8200 8.1): the final destination, named by the
+    last routing header whose Segments Left is not 0, else the Destination
+    Address (l3 + 24). None if that header's type is not modelled. The
+    headers must be well formed (the parser's checks passed)."""
+    final = l3 + 24
+    nh, q = b[l3 + 6], l3 + 40
+    while nh in IPV6_EXT:
+        if nh == 44:
+            if be16(b, q + 2) & 0xfff8:
+                break
+            nh, q = b[q], q + 8
+            continue
+        if nh == 43 and b[q + 3]:
+            final = rh_final(b, q)
+            assert final != "bad", "ipv6_final_dst of a malformed routing header"
+        nh, q = b[q], q + (b[q + 1] + 1) * 8
+    return final
+
+
+def routed6(src, hops, rtype=4, left=None, **kw):
+    """scapy IPv6 / routing header of a packet from src that visits 'hops'
+    in order (the last is its final destination) and has 'left' of them
+    still to visit after the current one (default: all but the first). The
+    Destination Address is the hop being visited. Type 4 (RFC 8754 2)
+    lists the segments in reverse, Segment List[0] the final one; type 0
+    (RFC 8200 4.4, processing as RFC 2460 8.4 describes) lists the hops
+    after the first, the visited ones swapped in for the Destination
+    Address; type 2 (RFC 6275 6.4) carries the home address only."""
+    n = len(hops) - 1
+    left = n if left is None else left
+    if rtype == 4:
+        rh = IPv6ExtHdrSegmentRouting(addresses=list(reversed(hops)), segleft=left)
+        dst = hops[n - left]
+    elif rtype in (0, 2):
+        dst = hops[n - left]
+        rh = IPv6ExtHdrRouting(type=rtype, addresses=hops[:n - left] + hops[n - left + 1:],
+                               segleft=left)
+    else:
+        raise ValueError("routed6: type %d" % rtype)
+    return IPv6(src=src, dst=dst, **kw) / rh
+
+
 def parse(b, in_port=0):
     """Returns (error or None, Parsed). Parsed has the flow key in .key and
     offsets: vlans [(tpid_ofs, tpid, tci)], l3, ipv (4/6/'arp'/None), l4
@@ -263,6 +335,8 @@ def parse(b, in_port=0):
                 ln = (b[q + 1] + 1) * 8
                 if end - q < ln:
                     return "ipv6_ext", p
+                if nh == 43 and b[q + 3] and rh_final(b, q) == "bad":
+                    return "ipv6_rh", p
                 nh, q = b[q], q + ln
         k["nw_proto"] = p.proto = nh
         k["nw_frag"] = (1 if p.frag else 0) | (2 if p.later else 0)

@@ -43,7 +43,7 @@ logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 from scapy.all import (  # noqa: E402
     ARP, ICMP, IP, SCTP, TCP, UDP, SCTPChunkData, Dot1AD, Dot1Q, Ether, ICMPv6EchoRequest,
     IPOption_NOP, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop,
-    IPv6ExtHdrRouting, Raw, conf)
+    IPv6ExtHdrRouting, IPv6ExtHdrSegmentRouting, Raw, conf)
 
 import gen  # noqa: E402  (the shared --check)
 
@@ -145,6 +145,7 @@ def parse(f):
             else:
                 nh, p = f[p], p + (f[p + 1] + 1) * 8
         return Lay(l3=l3, v6=True, ihl=0, l4=p, l4len=l3 + 40 + plen - p, proto=nh,
+                   dst6=gen.ipv6_final_dst(f, l3),
                    frag=frag, later=later, end=l3 + 40 + plen)
     return None
 
@@ -154,11 +155,17 @@ def field_ofs(proto):
 
 
 def pseudo(f, L):
+    """RFC 768 / RFC 8200 8.1: over IPv6 the final destination, which a
+    routing header in effect names."""
     if L.proto == 1:
         return 0
     if not L.v6:
         return csum_sum(f[L.l3 + 12:L.l3 + 20]) + L.proto + L.l4len
-    return csum_sum(f[L.l3 + 8:L.l3 + 40]) + (L.l4len >> 16) + (L.l4len & 0xFFFF) + L.proto
+    if L.dst6 is None:
+        raise SystemExit("gen_csum.py: no pseudo-header behind a routing header of an "
+                         "unknown type")
+    return (csum_sum(f[L.l3 + 8:L.l3 + 24]) + csum_sum(f[L.dst6:L.dst6 + 16])
+            + (L.l4len >> 16) + (L.l4len & 0xFFFF) + L.proto)
 
 
 def l4_full(f, L):
@@ -704,16 +711,23 @@ def case_capture_off():
         [("caps", "none")], out_sw, lambda n: dict(), capture="vhost-csum-off.pcap")
 
 
-def case_two_ports():
-    c = Case("csum-two-ports",
-             "Each guest packet output to three ports (output:p1,output:p2,output:p3): "
-             "p1 without offload gets complete checksums, p2 (a guest with guest-csum) "
-             "NEEDS_CSUM with the pseudo-header sum, p3 (tx-ip-csum,tx-l4-csum) the "
-             "port-completed packet. Resolving one copy never alters another.")
-    recs = guest_records(guest_frames())
+def vnet_case(name, doc, recs):
+    """A case whose p0 (vnet-hdr) receives the guest records recs and whose
+    p1 has no offload."""
+    c = Case(name, doc)
     c.inputs["in-p0.pcap"] = (LINK_USER0, recs)
     c.port("p0", ("type", "pcap"), ("rx", "in-p0.pcap"), ("vnet-hdr", "true"))
     c.port("p1", ("type", "pcap"), ("tx", "out-p1.pcap"), ("caps", "none"))
+    return c
+
+
+def case_two_ports():
+    recs = guest_records(guest_frames())
+    c = vnet_case("csum-two-ports",
+             "Each guest packet output to three ports (output:p1,output:p2,output:p3): "
+             "p1 without offload gets complete checksums, p2 (a guest with guest-csum) "
+             "NEEDS_CSUM with the pseudo-header sum, p3 (tx-ip-csum,tx-l4-csum) the "
+             "port-completed packet. Resolving one copy never alters another.", recs)
     c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("vnet-hdr", "true"),
            ("caps", "guest-csum"))
     c.port("p3", ("type", "pcap"), ("tx", "out-p3.pcap"), ("caps", "tx-ip-csum,tx-l4-csum"))
@@ -778,35 +792,36 @@ def check_incremental(frame, what):
         raise SystemExit(f"gen_csum.py: {what}: incremental L4 checksum != full")
 
 
-def case_set_field_partial():
-    c = Case("csum-set-field-partial",
-             "Set-field on guest traffic: mod_nw_src/mod_nw_dst, mod_tp_src/mod_tp_dst "
-             "and dec_ttl on PARTIAL packets leave them PARTIAL; at the egress port the "
-             "pseudo-header is recomputed from the new headers: complete and valid on "
-             "p1 (no offload), the new pseudo-header sum under NEEDS_CSUM on p2 (guest). "
-             "The DATA_VALID / zero-header packets are updated incrementally (IPv4 "
-             "header checksum too): nothing is computed in full.")
-    recs = guest_records(guest_frames())
-    c.inputs["in-p0.pcap"] = (LINK_USER0, recs)
-    c.port("p0", ("type", "pcap"), ("rx", "in-p0.pcap"), ("vnet-hdr", "true"))
-    c.port("p1", ("type", "pcap"), ("tx", "out-p1.pcap"), ("caps", "none"))
-    c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("vnet-hdr", "true"),
-           ("caps", "guest-csum"))
-    c.rules += [r[0] for r in SF_RULES]
+def set_field_outputs(c, recs, acts_of):
+    """c's out-p1.pcap (no offload) and out-p2.pcap (guest-csum) for guest
+    records whose frames the actions acts_of(frame) rewrite, and its
+    checks: a PARTIAL one completed with the pseudo-header of its new
+    headers / NEEDS_CSUM with that sum; behind an unknown routing type (no
+    pseudo-header) the guest's sum continued / passed on; the rest updated
+    incrementally."""
     o1, o2 = [], []
     for ts, r in recs:
         fr = r[12:]
         partial = bool(r[0] & VNET_NEEDS_CSUM)
-        mod = act(fr, sf_acts(fr), partial)
-        if partial:
+        mod = act(fr, acts_of(fr), partial)
+        L = parse(mod)
+        unknown = L is not None and L.v6 and L.dst6 is None
+        if partial and unknown:
+            o2.append((ts, r[:12] + mod))
+            o1.append((ts, virtio_complete(o2[-1][1])))
+            rh_verify_unknown(o1[-1][1], "set-field, unknown routing type, completed")
+        elif partial:
             full = complete(mod)
             o1.append((ts, full))
             o2.append((ts, needs_csum(full)))
             verify_complete(full, "set-field sw output")
             verify_complete(virtio_complete(o2[-1][1]), "set-field guest output, completed")
         else:
-            check_incremental(mod, "set-field on a complete guest frame")
-            verify_complete(mod, "set-field on a complete guest frame")
+            if unknown:
+                rh_verify_unknown(mod, "set-field, unknown routing type, incremental")
+            else:
+                check_incremental(mod, "set-field on a complete guest frame")
+                verify_complete(mod, "set-field on a complete guest frame")
             o1.append((ts, mod))
             o2.append((ts, vhdr() + mod))
     c.outputs["out-p1.pcap"] = (LINK_ETH, o1)
@@ -818,6 +833,21 @@ def case_set_field_partial():
     csum_checks(c, sw_l4=np_, guest=np_, rx_partial=np_)
     drop_checks(c)
     totals(c, n, 2 * n, copies=n)
+
+
+def case_set_field_partial():
+    recs = guest_records(guest_frames())
+    c = vnet_case("csum-set-field-partial",
+             "Set-field on guest traffic: mod_nw_src/mod_nw_dst, mod_tp_src/mod_tp_dst "
+             "and dec_ttl on PARTIAL packets leave them PARTIAL; at the egress port the "
+             "pseudo-header is recomputed from the new headers: complete and valid on "
+             "p1 (no offload), the new pseudo-header sum under NEEDS_CSUM on p2 (guest). "
+             "The DATA_VALID / zero-header packets are updated incrementally (IPv4 "
+             "header checksum too): nothing is computed in full.", recs)
+    c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("vnet-hdr", "true"),
+           ("caps", "guest-csum"))
+    c.rules += [r[0] for r in SF_RULES]
+    set_field_outputs(c, recs, sf_acts)
     return c
 
 
@@ -1004,12 +1034,291 @@ def bad_case(forward):
     return c
 
 
+# --------------------------------------------------------------------------
+# IPv6 routing headers (issue 15): the pseudo-header's destination is the
+# final one (RFC 8200 8.1), which a routing header in effect names
+
+RH_SRC = "fd05::1"
+RH_HOPS = ["fd05:1::1", "fd05:2::2", "fd05:3::3"]  # in visiting order: the last is final
+RH_UNKNOWN = 253  # an experimental routing type (RFC 4727): its layout is nobody's
+
+
+def rh_eth():
+    return Ether(src=MAC_G, dst=MAC_H)
+
+
+def rh_unknown(l4):
+    """A frame behind a routing header of RH_UNKNOWN with a segment left,
+    with l4 on top. Its final destination cannot be known: its checksum is
+    a sender's who takes the Destination Address (as tshark does). Returns
+    (frame, the folded pseudo-header sum that sender starts from)."""
+    f = bytearray(bytes(rh_eth() / IPv6(src=RH_SRC, dst=RH_HOPS[0])
+                        / IPv6ExtHdrRouting(type=RH_UNKNOWN, addresses=RH_HOPS[1:], segleft=1)
+                        / l4))
+    L = parse(f)
+    assert L.dst6 is None
+    ph = (csum_sum(f[L.l3 + 8:L.l3 + 40]) + (L.l4len >> 16) + (L.l4len & 0xFFFF) + L.proto)
+    at = L.l4 + field_ofs(L.proto)
+    put16(f, at, 0)
+    c = 0xFFFF ^ fold(csum_sum(f[L.l4:L.l4 + L.l4len]) + ph)
+    put16(f, at, c if c or L.proto != 17 else 0xFFFF)
+    assert fold(csum_sum(f[L.l4:L.l4 + L.l4len]) + ph) == 0xFFFF
+    return bytes(f), fold(ph)
+
+
+def rh_guest_frames():
+    """(kind, frame, seed) of a guest behind routing headers. kind 'p':
+    NEEDS_CSUM; 'x': NEEDS_CSUM behind an unknown routing type, the field
+    holding 'seed' (the sender's pseudo-header sum); 'v' DATA_VALID; 'u'
+    complete with a zero header. TCP and UDP behind type 4 (SRH) and type 0
+    headers with two segments left, an SRH with one left, a reduced SRH
+    (the first segment not listed), headers with none left (the Destination
+    Address is final), a Mobile IPv6 type 2 header, an SRH between
+    hop-by-hop and destination options, a UDP sum computing to 0."""
+    E = rh_eth
+    R = lambda t, left=None: gen.routed6(RH_SRC, RH_HOPS, t, left)  # noqa: E731
+    hbh = R(4)
+    hbh = IPv6(src=RH_SRC, dst=hbh.dst) / IPv6ExtHdrHopByHop() / hbh.payload
+    reduced = (IPv6(src=RH_SRC, dst=RH_HOPS[0])
+               / IPv6ExtHdrSegmentRouting(addresses=RH_HOPS[:0:-1], segleft=2, lastentry=1))
+    tcp = lambda sport, n, tag: TCP(sport=sport, dport=443, flags="PA", seq=5, ack=6) / Raw(  # noqa: E731
+        pay(n, tag))
+    udp = lambda sport, n, tag: UDP(sport=sport, dport=53) / Raw(pay(n, tag))  # noqa: E731
+    out = [
+        ("p", E() / R(4) / udp(45000, 37, 50)),
+        ("p", E() / R(4) / tcp(45001, 120, 51)),
+        ("p", E() / R(0) / udp(45002, 22, 52)),
+        ("p", E() / R(0) / tcp(45003, 64, 53)),
+        ("p", E() / R(4, 1) / udp(45004, 9, 54)),
+        ("p", E() / reduced / tcp(45005, 33, 55)),
+        ("p", E() / R(4, 0) / udp(45006, 16, 56)),
+        ("p", E() / R(0, 0) / tcp(45007, 48, 57)),
+        ("p", E() / hbh / IPv6ExtHdrDestOpt() / udp(45008, 71, 58)),
+        ("p", E() / gen.routed6(RH_SRC, ["fd05:c0a::1", "fd05:40e::1"], 2) / tcp(45009, 25, 59)),
+        ("p", udp_zero_sum(R(4), 45010, 53, 30, 60)),
+        ("v", E() / R(4) / tcp(45011, 40, 61)),
+        ("u", E() / R(0) / udp(45012, 41, 62)),
+    ]
+    res = []
+    for kind, p in out:
+        fr = p if isinstance(p, bytes) else bytes(p)
+        verify_complete(fr, "routing-header guest frame")
+        assert parse(fr).dst6 is not None
+        res.append((kind, fr, None))
+    for kind, l4 in (("x", udp(45013, 27, 63)), ("x", tcp(45014, 30, 64)),
+                     ("u", udp(45015, 19, 65))):
+        fr, seed = rh_unknown(l4)
+        res.append((kind, fr, seed))
+    return res
+
+
+def rh_records(frames):
+    """The vnet-hdr records of rh_guest_frames()."""
+    recs = []
+    for i, (kind, fr, seed) in enumerate(frames):
+        ts = BASE_US + i * 1000
+        if kind == "p":
+            recs.append((ts, needs_csum(fr)))
+        elif kind == "x":
+            L = parse(fr)
+            f = bytearray(fr)
+            put16(f, L.l4 + field_ofs(L.proto), seed)
+            recs.append((ts, vhdr(VNET_NEEDS_CSUM, L.l4, field_ofs(L.proto)) + bytes(f)))
+        else:
+            recs.append((ts, vhdr(VNET_DATA_VALID if kind == "v" else 0) + fr))
+    return recs
+
+
+def rh_verify_unknown(frame, what):
+    """A frame behind RH_UNKNOWN verifies against its sender's pseudo-header
+    (the Destination Address); scapy, which assumes type 0's layout, is not
+    asked."""
+    L = parse(frame)
+    ph = csum_sum(frame[L.l3 + 8:L.l3 + 40]) + (L.l4len >> 16) + (L.l4len & 0xFFFF) + L.proto
+    if fold(csum_sum(frame[L.l4:L.l4 + L.l4len]) + ph) != 0xFFFF:
+        raise SystemExit(f"gen_csum.py: {what}: checksum does not verify")
+
+
+def rh_kinds(recs, frames):
+    return [(ts, rec, kind) for (ts, rec), (kind, _, _) in zip(recs, frames)]
+
+
+def rh_case(name, doc):
+    """vnet_case() of rh_guest_frames(): (case, frames, records)."""
+    frames = rh_guest_frames()
+    recs = rh_records(frames)
+    return vnet_case(name, doc, recs), frames, recs
+
+
+def case_rh_guest():
+    c, frames, recs = rh_case(
+        "csum-rh-guest",
+        "A guest's NEEDS_CSUM TCP/UDP over IPv6 behind routing headers (type 4 SRH and "
+        "type 0 with segments left 2 and 1, a reduced SRH, segments left 0, Mobile "
+        "IPv6 type 2, an SRH between hop-by-hop and destination options, a UDP sum "
+        "computing to 0) to three ports: p1 without offload gets checksums computed "
+        "with the final destination's pseudo-header (RFC 8200 8.1), p2 "
+        "(tx-ip-csum,tx-l4-csum) the same bytes from its emulated offload of the "
+        "final destination's pseudo-header sum, p3 (a guest with guest-csum) "
+        "NEEDS_CSUM with that sum. Behind a routing header of an unknown type (253) "
+        "the final destination is unknown: the guest's own sum is continued (virtio: "
+        "sum from csum_start) for p1 and p2 (counted in software, not offloaded) and "
+        "passed on untouched to p3. DATA_VALID and zero-header frames leave "
+        "unchanged.")
+    c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("caps", "tx-ip-csum,tx-l4-csum"))
+    c.port("p3", ("type", "pcap"), ("tx", "out-p3.pcap"), ("vnet-hdr", "true"),
+           ("caps", "guest-csum"))
+    c.rules.append("in_port=p0 actions=output:p1,output:p2,output:p3")
+    o_sw, o_guest = [], []
+    for ts, rec, kind in rh_kinds(recs, frames):
+        fr = rec[12:]
+        if kind == "p":
+            full = complete(fr)
+            verify_complete(full, "routing header, completed")
+            o_sw.append((ts, full))
+            o_guest.append((ts, needs_csum(full)))
+            verify_complete(virtio_complete(o_guest[-1][1]), "routing header, guest completes")
+        elif kind == "x":
+            full = virtio_complete(rec)
+            rh_verify_unknown(full, "unknown routing type, completed")
+            o_sw.append((ts, full))
+            o_guest.append((ts, rec))
+        else:
+            o_sw.append((ts, fr))
+            o_guest.append((ts, vhdr() + fr))
+    c.outputs["out-p1.pcap"] = (LINK_ETH, o_sw)
+    c.outputs["out-p2.pcap"] = (LINK_ETH, o_sw)
+    c.outputs["out-p3.pcap"] = (LINK_USER0, o_guest)
+    n = len(recs)
+    np_ = sum(1 for k, _, _ in frames if k == "p")
+    nx = sum(1 for k, _, _ in frames if k == "x")
+    guest_note(c, recs)
+    c.notes.append(f"{nx} of the NEEDS_CSUM records are behind routing type {RH_UNKNOWN}")
+    port_checks(c, "p0", rx=n, rx_bytes=nbytes(recs, True))
+    for p in ("p1", "p2", "p3"):
+        port_checks(c, p, tx=n)
+    c.check("ports.p0.backend.rx_csum_good", n_valid(recs))
+    csum_checks(c, sw_l4=np_ + 2 * nx, off_l4=np_, guest=np_ + nx, rx_partial=np_ + nx)
+    drop_checks(c)
+    totals(c, n, 3 * n, copies=2 * n)
+    return c
+
+
+def case_rh_set_field():
+    c, _, recs = rh_case(
+        "csum-rh-set-field",
+        "Set-field behind IPv6 routing headers: mod_tp_dst and dec_ttl (TCP), "
+        "mod_tp_src (UDP) on the guest traffic of csum-rh-guest (mod_nw_* needs "
+        "IPv4: no IPv6 address is ever rewritten). PARTIAL packets stay PARTIAL and "
+        "are completed at the egress with the final destination's pseudo-header "
+        "(p1, no offload) or leave NEEDS_CSUM with that sum (p2, guest-csum); behind "
+        "an unknown routing type the guest's own sum is continued (p1) or passed on "
+        "(p2). DATA_VALID and zero-header frames are updated incrementally (RFC "
+        "1624), which needs no pseudo-header: valid afterwards.")
+    c.port("p2", ("type", "pcap"), ("tx", "out-p2.pcap"), ("vnet-hdr", "true"),
+           ("caps", "guest-csum"))
+    c.rules += ["priority=30,in_port=p0,tcp6 actions=mod_tp_dst:8443,dec_ttl,output:p1,output:p2",
+                "priority=30,in_port=p0,udp6 actions=mod_tp_src:5555,output:p1,output:p2"]
+    acts = {6: [("tp_dst", 8443), ("dec_ttl",)], 17: [("tp_src", 5555)]}
+    set_field_outputs(c, recs, lambda fr: acts[parse(fr).proto])
+    return c
+
+
+def rh_malformed():
+    """([(frame, why)] of routing headers in effect that break their type's
+    rules (RFC 8200 4.4, RFC 6275 6.4, RFC 8754 4.3.1.1): a parse error
+    (ipv6_rh) wherever they arrive; and a frame whose odd-length type 0
+    header has no segment left: ignored, valid)."""
+    E = rh_eth
+    udp = UDP(sport=46000, dport=53) / Raw(pay(20, 70))
+
+    def patched(p, at, val):
+        f = bytearray(bytes(p))
+        f[14 + 40 + at] = val
+        return bytes(f)
+
+    def longer(p):
+        """The routing header one 8-byte unit longer (Hdr Ext Len odd); the
+        UDP checksum does not change (the pseudo-header counts only UDP)."""
+        f = bytearray(bytes(p))
+        at = 14 + 40 + (f[14 + 40 + 1] + 1) * 8
+        f[at:at] = bytes(8)
+        f[14 + 40 + 1] += 1
+        put16(f, 14 + 4, be16(f, 14 + 4) + 8)
+        return bytes(f)
+
+    r0 = E() / gen.routed6(RH_SRC, RH_HOPS, 0) / udp
+    r4 = E() / IPv6(src=RH_SRC, dst=RH_HOPS[0]) / IPv6ExtHdrSegmentRouting(
+        addresses=RH_HOPS[:0:-1], segleft=1, lastentry=1) / udp
+    return [
+        (patched(r0, 3, 3), "type 0: 3 segments left, 2 addresses"),
+        (longer(r0), "type 0: Hdr Ext Len 5 (odd)"),
+        (bytes(E() / IPv6(src=RH_SRC, dst=RH_HOPS[0]) / IPv6ExtHdrRouting(
+            type=2, addresses=RH_HOPS[1:], segleft=1) / udp), "type 2 with two addresses"),
+        (patched(r4, 4, 2), "SRH: Last Entry 2, room for 2 segments"),
+        (patched(r4, 3, 3), "SRH: 3 segments left, Last Entry 1"),
+    ], longer(E() / gen.routed6(RH_SRC, RH_HOPS, 0, 0) / udp)
+
+
+def case_rh_nic():
+    c = Case("csum-rh-nic",
+             "NIC traffic behind IPv6 routing headers into a port with rx-csum: the "
+             "emulated verification takes the final destination's pseudo-header, so "
+             "every valid TCP/UDP segment behind a type 4, 0 or 2 header (segments left "
+             "or not) gets a GOOD verdict and is forwarded unchanged; a corrupted one is "
+             "BAD and dropped (bad_csum); behind an unknown routing type there is no "
+             "verdict (forwarded, UNKNOWN). A routing header in effect that breaks its "
+             "type's rules (type 0 with more segments left than addresses or an odd "
+             "length, type 2 with two addresses, an SRH whose Last Entry or segments "
+             "left overrun it) is a parse error, ipv6_rh (every node that processes it "
+             "discards it, as Linux does); the same odd-length type 0 header with no "
+             "segment left is ignored (RFC 8200 4.4) and its packet forwarded.")
+    frames = [fr for k, fr, _ in rh_guest_frames()]
+    bad = bytearray(frames[0])
+    L = parse(bad)
+    bad[L.l4 + 6] ^= 0x21
+    malformed, ignored = rh_malformed()
+    for fr, why in malformed:
+        err, _ = gen.parse(fr)
+        assert err == "ipv6_rh", why
+    assert gen.parse(ignored)[0] is None
+    seq = frames[:5] + [bytes(bad)] + [m for m, _ in malformed] + frames[5:] + [ignored]
+    recs = nic_records(seq, 0)
+    c.inputs["in-p0.pcap"] = (LINK_ETH, recs)
+    c.port("p0", ("type", "pcap"), ("rx", "in-p0.pcap"), ("caps", "rx-csum"))
+    c.port("p1", ("type", "pcap"), ("tx", "out-p1.pcap"), ("caps", "none"))
+    c.rules.append("in_port=p0 actions=output:p1")
+    dropped = set([bytes(bad)] + [m for m, _ in malformed])
+    out = [(ts, fr) for ts, fr in recs if fr not in dropped]
+    good = 0
+    for _, fr in out:
+        if parse(fr).dst6 is None:
+            rh_verify_unknown(fr, "unknown routing type, NIC")
+        else:
+            verify_complete(fr, "routing header, NIC")
+            good += 1
+    c.outputs["out-p1.pcap"] = (LINK_ETH, out)
+    c.notes.append(f"{len(recs)} frames: {good} verified GOOD, 1 corrupted (BAD), "
+                   f"{len(malformed)} malformed routing headers (ipv6_rh), "
+                   f"{len(out) - good} behind an unknown routing type (no verdict)")
+    port_checks(c, "p0", rx=len(recs))
+    port_checks(c, "p1", tx=len(out))
+    c.check("ports.p0.backend.rx_csum_good", good)
+    c.check("ports.p0.backend.rx_csum_bad", 1)
+    c.check("parse.ipv6_rh", len(malformed))
+    csum_checks(c, rx_bad_l4=1)
+    c.check("csum.sw_verified", 0)
+    drop_checks(c, bad_csum=1, parse_error=len(malformed))
+    totals(c, len(recs), len(out), dropped=1 + len(malformed))
+    return c
+
+
 def all_cases():
     return [case_guest_to_nic_sw(), case_guest_to_nic_offload(), case_vm_to_vm_guest(),
             case_vm_to_vm_no_guest_csum(), case_two_ports(), case_set_field_partial(),
             case_nic_to_nic(), case_nic_set_field(), bad_case(False), bad_case(True),
             case_capture_to_nic(), case_capture_offload(), case_capture_vm_to_vm(),
-            case_capture_off()]
+            case_capture_off(), case_rh_guest(), case_rh_set_field(), case_rh_nic()]
 
 
 # --------------------------------------------------------------------------

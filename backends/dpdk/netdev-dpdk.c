@@ -755,12 +755,26 @@ static bool dpdkdev_tx_offload(const struct dpdkdev_port *dp, struct pkt *p,
     return (f & (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK)) != 0;
 }
 
+/* True if p is IPv6 with extension headers in front of its L4 header. An L4
+ * request gets DPDK's pseudo-header in the field (rte_ipv6_phdr_cksum(),
+ * from rte_eth_tx_prepare() and from the vhost library's enqueue), which
+ * takes the fixed header's next header, payload length and Destination
+ * Address: behind extension headers the upper-layer protocol and length
+ * differ, and a routing header moves the destination (RFC 8200 8.1). */
+static inline bool dpdkdev_ipv6_ext(const struct pkt *p)
+{
+    return (p->flags & PKT_F_PARSED) && p->l3 == PKT_L3_IPV6 &&
+           p->l4_ofs != PKT_OFS_NONE && p->l4_ofs - p->l3_ofs != IPV6_HLEN;
+}
+
 /* True if the device can take p's remaining PARTIAL layers as requests. */
 static bool dpdkdev_can_offload(const struct dpdkdev_port *dp, const struct pkt *p)
 {
     if (p->csum[CSUM_L_INNER_IP] == CSUM_PARTIAL ||
         p->csum[CSUM_L_INNER_L4] == CSUM_PARTIAL)
         return false;
+    if (p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL && dpdkdev_ipv6_ext(p))
+        return false; /* completed in software */
     if (dp->vhost) {
         /* The guest fills L4; vhost computes an IPv4 header checksum in
          * software when asked. */

@@ -42,7 +42,10 @@
  * states (RTE_MBUF_F_RX_*_CKSUM_NONE = CSUM_PARTIAL). Layers still PARTIAL
  * at send become RTE_MBUF_F_TX_* requests with l2/l3 lengths, checked by
  * rte_eth_tx_prepare. Outer (tunnel) checksum offload is not announced:
- * struct pkt carries no inner offsets, so the core completes those.
+ * struct pkt carries no inner offsets, so the core completes those. A
+ * PARTIAL L4 behind IPv6 extension headers is completed in software (for a
+ * vhost guest too): DPDK's IPv6 pseudo-header takes the fixed header's next
+ * header, payload length and Destination Address, wrong behind them.
  *
  * vhost-user (net_vhost): registered with compliant offload flags
  * (legacy-ol-flags=0 is added to the devargs), so a guest's NEEDS_CSUM

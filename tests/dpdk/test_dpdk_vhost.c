@@ -5,6 +5,9 @@
  *    ring) leaves with a valid checksum;
  *  - VM-to-VM with guest checksum on both sides: the packet reaches the
  *    other guest still PARTIAL (NEEDS_CSUM) and nothing is computed;
+ *  - a PARTIAL L4 behind IPv6 extension headers (a segment routing header,
+ *    hop-by-hop) to such a guest is completed in software, with the final
+ *    destination's pseudo-header;
  *  - a guest disconnecting under traffic and reconnecting: the switch keeps
  *    running, sends to the absent guest are refused and counted, traffic
  *    resumes, and the counters are conserved;
@@ -20,6 +23,7 @@
 #include <rte_bus.h>
 #include <rte_dev.h>
 
+#include "backends/pcap/netdev-pcap.h"
 #include "dpdk_helpers.h"
 #include "report.h"
 
@@ -148,7 +152,8 @@ struct run {
     struct pmd_runtime *rt;
 };
 
-static void run_start_pmds(struct run *r, const char *ini, unsigned n_pmds)
+/* The datapath of 'ini', its ports open, no PMD running yet. */
+static void run_create(struct run *r, const char *ini)
 {
     memset(r, 0, sizeof *r);
     assert_int_equal(th_config(r->dir, sizeof r->dir, ini, &r->cfg), 0);
@@ -157,6 +162,11 @@ static void run_start_pmds(struct run *r, const char *ini, unsigned n_pmds)
     if (rc)
         fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
+}
+
+static void run_pmds(struct run *r, unsigned n_pmds)
+{
+    char err[512];
     struct pmd_config pc;
     pmd_config_default(&pc);
     pc.n_pmds = n_pmds;
@@ -165,6 +175,12 @@ static void run_start_pmds(struct run *r, const char *ini, unsigned n_pmds)
     pc.thread_stop = netdev_dpdk_thread_unregister;
     assert_int_equal(pmd_runtime_create(r->dp, &pc, &r->rt, err, sizeof err), 0);
     assert_int_equal(pmd_runtime_start(r->rt, err, sizeof err), 0);
+}
+
+static void run_start_pmds(struct run *r, const char *ini, unsigned n_pmds)
+{
+    run_create(r, ini);
+    run_pmds(r, n_pmds);
 }
 
 static void run_start(struct run *r, const char *ini)
@@ -310,6 +326,141 @@ static void test_vm_to_vm(void **state)
     assert_int_equal(ds.tx_offload, N);
     guest_close(&g1);
     guest_close(&g2);
+    run_stop(&r);
+}
+
+/* Eth / IPv6 from fd00::1 to the first of 'hops' / a segment routing
+ * header with 'left' segments left (Segment List[0] the last hop) / UDP
+ * with 'payload' bytes; or, with hops NULL, Eth / IPv6 / hop-by-hop / TCP.
+ * The L4 field holds the pseudo-header sum of the final destination (a
+ * guest's NEEDS_CSUM, RFC 8200 8.1); *l4 and *field locate it. */
+static uint32_t rh_frame(uint8_t *b, const uint8_t (*hops)[16], unsigned n_hops,
+                         uint8_t left, unsigned payload, uint16_t *l4, uint16_t *field)
+{
+    static const uint8_t src[16] = {0xfd, [15] = 1}, dst[16] = {0xfd, [15] = 2};
+    memcpy(b, "\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x86\xdd", 14);
+    uint8_t *ip = b + 14, *x = ip + 40;
+    memset(ip, 0, 8);
+    ip[0] = 0x60;
+    ip[6] = hops ? 43 : 0;
+    ip[7] = 64;
+    memcpy(ip + 8, src, 16);
+    const uint8_t *final = dst;
+    uint32_t xlen;
+    if (hops) {
+        xlen = 8 + 16 * n_hops;
+        memset(x, 0, 8);
+        x[0] = 17;
+        x[1] = (uint8_t)(2 * n_hops);
+        x[2] = 4;
+        x[3] = left;
+        x[4] = (uint8_t)(n_hops - 1);
+        for (unsigned i = 0; i < n_hops; i++)
+            memcpy(x + 8 + 16 * i, hops[n_hops - 1 - i], 16);
+        memcpy(ip + 24, hops[n_hops - 1 - left], 16);
+        final = hops[n_hops - 1];
+    } else {
+        xlen = 8;
+        memcpy(x, "\x06\x00\x01\x04\x00\x00\x00\x00", 8); /* PadN */
+        memcpy(ip + 24, dst, 16);
+    }
+    uint8_t proto = hops ? 17 : 6;
+    uint32_t l4h = hops ? 8 : 20, l4len = l4h + payload;
+    uint8_t *t = x + xlen;
+    memset(t, 0, l4h);
+    t[0] = 0x9c;
+    t[1] = 0x40;
+    t[3] = 53;
+    if (hops) {
+        t[4] = (uint8_t)(l4len >> 8);
+        t[5] = (uint8_t)l4len;
+    } else {
+        t[12] = 0x50;
+        t[13] = 0x18;
+    }
+    for (unsigned i = 0; i < payload; i++)
+        t[l4h + i] = (uint8_t)(i * 7 + 3);
+    ip[4] = (uint8_t)((xlen + l4len) >> 8);
+    ip[5] = (uint8_t)(xlen + l4len);
+    uint32_t ph = th_sum(src, 16, th_sum(final, 16, 0)) + proto + l4len;
+    *l4 = (uint16_t)(14 + 40 + xlen);
+    *field = hops ? 6 : 16;
+    uint16_t c = th_csum_fold(ph);
+    t[*field] = (uint8_t)(c >> 8);
+    t[*field + 1] = (uint8_t)c;
+    return *l4 + l4len;
+}
+
+/* True if the L4 checksum of a frame from rh_frame() verifies against its
+ * final destination's pseudo-header. */
+static bool rh_csum_ok(const uint8_t *b, uint32_t len, const uint8_t *final, uint16_t l4,
+                       uint8_t proto)
+{
+    uint32_t l4len = len - l4;
+    uint32_t ph = th_sum(b + 14 + 8, 16, th_sum(final, 16, 0)) + proto + l4len;
+    return th_csum_fold(th_sum(b + l4, l4len, ph)) == 0xffff;
+}
+
+/* A PARTIAL L4 behind IPv6 extension headers (an SRH with two segments
+ * left, a hop-by-hop header), from a vnet-hdr pcap port to a guest that
+ * negotiated checksum offload: the backend completes it in software
+ * (DPDK's own pseudo-header, which the vhost enqueue would write for an
+ * offload request, takes the fixed header's next header, payload length
+ * and Destination Address), and the guest receives valid checksums. */
+static void test_ipv6_ext_partial_to_guest(void **state)
+{
+    struct vh_env *env = *state;
+    static const uint8_t hops[3][16] = {{0xfd, 0, 0, 1, [15] = 1}, {0xfd, 0, 0, 2, [15] = 2},
+                                        {0xfd, 0, 0, 3, [15] = 3}};
+    static const uint8_t dst[16] = {0xfd, [15] = 2};
+    uint8_t f[2][256];
+    uint32_t len[2];
+    uint16_t l4[2], field[2];
+    len[0] = rh_frame(f[0], hops, 3, 2, 41, &l4[0], &field[0]);
+    len[1] = rh_frame(f[1], NULL, 0, 0, 30, &l4[1], &field[1]);
+    char path[400], sock[300], ini[1200];
+    snprintf(path, sizeof path, "%s/ext.pcap", env->dir);
+    snprintf(sock, sizeof sock, "%s/ext.sock", env->dir);
+    FILE *pf = fopen(path, "wb");
+    assert_non_null(pf);
+    const uint32_t ghdr[6] = {0xa1b2c3d4, 2 | 4u << 16, 0, 0, 65535, 147}; /* LINKTYPE_USER0 */
+    assert_int_equal(fwrite(ghdr, sizeof ghdr, 1, pf), 1);
+    for (int i = 0; i < 2; i++) {
+        const uint32_t rec[4] = {0, 0, len[i] + 12, len[i] + 12};
+        const uint8_t vh[12] = {1, 0, 0, 0, 0, 0, (uint8_t)l4[i], (uint8_t)(l4[i] >> 8),
+                                (uint8_t)field[i], 0, 0, 0}; /* NEEDS_CSUM, little endian */
+        assert_int_equal(fwrite(rec, sizeof rec, 1, pf), 1);
+        assert_int_equal(fwrite(vh, sizeof vh, 1, pf), 1);
+        assert_int_equal(fwrite(f[i], len[i], 1, pf), 1);
+    }
+    fclose(pf);
+    netdev_pcap_register(); /* the teardown unregisters every class */
+    snprintf(ini, sizeof ini,
+             "[port in]\ntype = pcap\nrx = %s\nvnet-hdr = true\n"
+             "[port vm1]\ntype = dpdk\ndevargs = net_vhost_ext,iface=%s,queues=1\n"
+             "mbufs = 4096\n"
+             "[rules]\nrule = in_port=in actions=output:vm1\n",
+             path, sock);
+    struct run r;
+    run_create(&r, ini);
+    struct guest g = {0};
+    assert_int_equal(guest_open(env, &g, sock, true), 0);
+    assert_int_equal(wait_link(th_port_dev(r.dp, 1), true), 0);
+    run_pmds(&r, 1); /* the pcap's packets are due at once: the guest is there */
+    struct rte_mbuf *got[4];
+    assert_int_equal(guest_recv(&g, got, 4, 2), 2);
+    for (int i = 0; i < 2; i++) {
+        const uint8_t *b = rte_pktmbuf_mtod(got[i], const uint8_t *);
+        assert_int_equal(got[i]->pkt_len, len[i]);
+        assert_true(rh_csum_ok(b, len[i], i ? dst : hops[2], l4[i], i ? 6 : 17));
+        assert_memory_equal(b, f[i], l4[i]); /* headers untouched */
+        rte_pktmbuf_free(got[i]);
+    }
+    struct netdev_dpdk_stats ds;
+    netdev_dpdk_get_stats(th_port_dev(r.dp, 1), &ds);
+    assert_int_equal(ds.tx_sw_csum, 2);
+    assert_int_equal(ds.tx_offload, 0);
+    guest_close(&g);
     run_stop(&r);
 }
 
@@ -538,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_partial_to_phy_csum_on),
         cmocka_unit_test(test_full_csum_off),
         cmocka_unit_test(test_vm_to_vm),
+        cmocka_unit_test(test_ipv6_ext_partial_to_guest),
         cmocka_unit_test(test_disconnect_reconnect),
         cmocka_unit_test(test_queue_remap),
     };

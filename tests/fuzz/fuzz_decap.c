@@ -93,7 +93,7 @@ static void check_popped(const struct tnl_cfg *tn, unsigned which, const struct 
     const struct tnl_cfg *t = &tn[which];
     bool v6 = before->l3 == PKT_L3_IPV6;
     CHECK(v6 == t->ipv6);
-    CHECK(before->l4_proto == 17 && !(before->flags & PKT_F_FRAG));
+    CHECK(before->l4_proto == 17 && !(before->flags & (PKT_F_FRAG | PKT_F_IPV6_RH)));
     const uint8_t *ip = frame + before->l3_ofs, *udp = frame + before->l4_ofs;
     const uint8_t *dst = ip + (v6 ? 24 : 16), *src = ip + (v6 ? 8 : 12);
     CHECK(!memcmp(dst, t->local_ip, v6 ? 16 : 4));
@@ -124,7 +124,7 @@ static void check_popped(const struct tnl_cfg *tn, unsigned which, const struct 
     for (int l = 0; l < CSUM_L_N; l++)
         CHECK(p->csum[l] == CSUM_UNKNOWN);
     CHECK(!(p->flags & (PKT_F_PARSED | PKT_F_L4 | PKT_F_VXLAN | PKT_F_FRAG |
-                        PKT_F_FRAG_LATER | PKT_F_VNET_CSUM | PKT_F_TUNNEL)));
+                        PKT_F_FRAG_LATER | PKT_F_IPV6_RH | PKT_F_VNET_CSUM | PKT_F_TUNNEL)));
     CHECK(p->l3_ofs == PKT_OFS_NONE && p->l4_ofs == PKT_OFS_NONE);
     CHECK(p->ts == before->ts && p->hash == before->hash && p->in_port == before->in_port);
 

@@ -5,7 +5,8 @@
  * parsing, the invariants every parse must satisfy are checked and abort()
  * on violation:
  *  - offsets set only for layers found, inside the frame, in order;
- *  - flags, key and offsets consistent with each other;
+ *  - flags, key and offsets consistent with each other, and the IPv6
+ *    pseudo-header's destination (parse_ipv6_final_dst()) where it must be;
  *  - the frame bytes are not modified, the key is fully initialised;
  *  - parsing is deterministic, and a frame that parsed OK parses the same
  *    with trailing bytes appended (padding past the IP length is ignored). */
@@ -112,6 +113,17 @@ static void check(const struct pkt *p, const struct flow_key *k, enum parse_resu
     if (r == PARSE_OK && (p->l3 == PKT_L3_IPV4 || p->l3 == PKT_L3_IPV6))
         CHECK(p->l4_ofs != PKT_OFS_NONE);
     CHECK((p->flags & PKT_F_VNET_CSUM) == 0); /* not the parser's to set */
+    if (p->flags & PKT_F_IPV6_RH)
+        CHECK(p->l3 == PKT_L3_IPV6);
+    /* the pseudo-header's destination: the field, or inside the headers */
+    if (r == PARSE_OK && p->l3 == PKT_L3_IPV6) {
+        const uint8_t *ip = p->data + p->l3_ofs;
+        const uint8_t *d = parse_ipv6_final_dst(ip, (uint32_t)(p->l4_ofs - p->l3_ofs));
+        if (!(p->flags & PKT_F_IPV6_RH))
+            CHECK(d == ip + 24);
+        else
+            CHECK(!d || (d >= ip + 48 && d + 16 <= p->data + p->l4_ofs));
+    }
 }
 
 /* The parser's layout fields (and flags) of a and b are equal. */

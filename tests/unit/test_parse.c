@@ -284,6 +284,19 @@ static void check_invariants(const struct pkt *p, const struct flow_key *k,
     }
     if (r == PARSE_OK && (p->l3 == PKT_L3_IPV4 || p->l3 == PKT_L3_IPV6))
         assert_int_not_equal(p->l4_ofs, PKT_OFS_NONE);
+    if (p->flags & PKT_F_IPV6_RH)
+        assert_int_equal(p->l3, PKT_L3_IPV6);
+    /* The pseudo-header's destination of a parsed IPv6 packet: the
+     * Destination Address without a routing header in effect, else an
+     * address inside the headers, or none (a type we do not know). */
+    if (r == PARSE_OK && p->l3 == PKT_L3_IPV6) {
+        const uint8_t *ip = p->data + p->l3_ofs;
+        const uint8_t *d = parse_ipv6_final_dst(ip, (uint32_t)(p->l4_ofs - p->l3_ofs));
+        if (!(p->flags & PKT_F_IPV6_RH))
+            assert_ptr_equal(d, ip + 24);
+        else if (d)
+            assert_true(d >= ip + IPV6_HLEN + 8 && d + 16 <= p->data + p->l4_ofs);
+    }
 }
 
 struct res {
@@ -1230,6 +1243,211 @@ static void test_ipv6_ext_malformed(void **state)
     assert_int_equal(parse_fb(&g).r, PARSE_IPV6_EXT);
 }
 
+/* ---- IPv6 routing headers ------------------------------------------------ */
+
+static const uint8_t RH_A1[16] = {0xfd, 0, [14] = 0xa1, [15] = 1};
+static const uint8_t RH_A2[16] = {0xfd, 0, [14] = 0xa2, [15] = 2};
+static const uint8_t RH_A3[16] = {0xfd, 0, [14] = 0xa3, [15] = 3};
+
+/* A routing header of 'type' listing n addresses (Hdr Ext Len 2n); rsv is
+ * its 5th byte (type 4: Last Entry). Returns its offset. */
+static size_t fb_rh(struct fb *f, uint8_t nh, uint8_t type, uint8_t left, uint8_t rsv,
+                    const uint8_t *const *addr, unsigned n)
+{
+    size_t at = f->n;
+    fb_u8(f, nh);
+    fb_u8(f, (uint8_t)(2 * n));
+    fb_u8(f, type);
+    fb_u8(f, left);
+    fb_u8(f, rsv);
+    fb_fill(f, 3, 0);
+    for (unsigned i = 0; i < n; i++)
+        fb_put(f, addr[i], 16);
+    return at;
+}
+
+/* A routing header for build_rh_udp(): type, segments left, 5th byte
+ * (type 4: Last Entry) and how many of RH_A1, RH_A2, RH_A3 it lists. */
+struct rh {
+    uint8_t type, left, rsv;
+    unsigned n;
+};
+
+/* Eth / IPv6 / (hop-by-hop) / routing header h / UDP with 6 payload bytes;
+ * *rh gets the header's offset. */
+static struct fb build_rh_udp(bool hbh, const struct rh *h, size_t *rh)
+{
+    const uint8_t *const addr[] = {RH_A1, RH_A2, RH_A3};
+    struct fb f = {.n = 0};
+    fb_eth(&f, 0x86dd);
+    size_t ip = fb_ipv6(&f, hbh ? 0 : 43);
+    if (hbh)
+        fb_ext(&f, 43, 0);
+    *rh = fb_rh(&f, 17, h->type, h->left, h->rsv, addr, h->n);
+    size_t udp = fb_udp(&f, 1000, 2000);
+    fb_payload(&f, 6);
+    fb_udp_done(&f, udp);
+    fb_ipv6_done(&f, ip);
+    return f;
+}
+
+/* The final destination a parsed frame's pseudo-header takes (NULL: none
+ * known), as an offset into the frame (or -1). */
+static long final_dst_ofs(const struct fb *f)
+{
+    struct pkt *p = pkt_from_data(f->b, (uint32_t)f->n);
+    assert_non_null(p);
+    assert_int_equal(parse_pkt_layout(p), PARSE_OK);
+    const uint8_t *ip = p->data + p->l3_ofs;
+    const uint8_t *d = parse_ipv6_final_dst(ip, (uint32_t)(p->l4_ofs - p->l3_ofs));
+    long ofs = d ? (long)(d - p->data) : -1;
+    pkt_free(p);
+    return ofs;
+}
+
+/* Well-formed routing headers: with segments left, the flag and the final
+ * destination (type 0: the last address listed; type 2: its one address;
+ * type 4: Segment List[0], the list being in reverse, also for a reduced
+ * SRH whose segments left is Last Entry + 1); without, neither; a type we
+ * do not know: the flag and no final destination. The UDP layer is found
+ * behind each, with or without a hop-by-hop header in front. */
+static void test_ipv6_rh_final(void **state)
+{
+    (void)state;
+    /* final: index of the final address, -1: the Destination Address,
+     * -2: unknown */
+    static const struct {
+        struct rh h;
+        int final;
+    } c[] = {
+        {{4, 2, 2, 3}, 0},    /* SRH, 3 segments, 2 left: Segment List[0] */
+        {{4, 1, 2, 3}, 0},
+        {{4, 3, 2, 3}, 0},    /* reduced: left = Last Entry + 1 */
+        {{4, 1, 0, 1}, 0},    /* one segment */
+        {{4, 0, 2, 3}, -1},   /* segments left 0: ignored */
+        {{0, 2, 0, 2}, 1},    /* type 0: the last address */
+        {{0, 1, 0, 3}, 2},
+        {{0, 3, 0, 3}, 2},
+        {{0, 0, 0, 2}, -1},
+        {{2, 1, 0, 1}, 0},    /* Mobile IPv6 home address */
+        {{2, 0, 0, 1}, -1},
+        {{253, 1, 0, 2}, -2}, /* experimental type: layout unknown */
+        {{3, 2, 0, 2}, -2},   /* RPL (compressed addresses): not decoded */
+        {{253, 0, 0, 2}, -1},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        for (int hbh = 0; hbh < 2; hbh++) {
+            const struct rh *h = &c[i].h;
+            size_t rh;
+            struct fb f = build_rh_udp(hbh, h, &rh);
+            struct res r = parse_fb(&f);
+            assert_int_equal(r.r, PARSE_OK);
+            bool in_effect = h->left != 0;
+            assert_int_equal(r.m.flags, F_P | PKT_F_L4 | (in_effect ? PKT_F_IPV6_RH : 0));
+            size_t l4 = rh + 8 + 16 * h->n;
+            assert_ofs(&r, 14, l4, 14, l4 + 8);
+            assert_int_equal(r.k.nw_proto, 17);
+            assert_memory_equal(r.k.ipv6_dst, IP6_DST, 16); /* the field, for matching */
+            long want = c[i].final == -1 ? 14 + 24
+                        : c[i].final == -2 ? -1 : (long)(rh + 8 + 16 * (size_t)c[i].final);
+            print_message("type %u left %u n %u: final at %ld\n", h->type, h->left, h->n,
+                          want);
+            assert_int_equal(final_dst_ofs(&f), want);
+            if (in_effect) {
+                int at = parse_ipv6_rh_final(f.b + rh);
+                assert_int_equal(at, c[i].final == -2 ? PARSE_RH_UNKNOWN
+                                                      : 8 + 16 * c[i].final);
+            }
+        }
+    }
+}
+
+/* More than one routing header: the last one in effect names the final
+ * destination (the earlier ones are done when it is processed); behind a
+ * fragment header of a first fragment too. */
+static void test_ipv6_rh_several(void **state)
+{
+    (void)state;
+    const uint8_t *a1[] = {RH_A1}, *a23[] = {RH_A2, RH_A3};
+    static const struct {
+        uint8_t t1, l1, t2, l2;
+        int final; /* 1: a1, 3: A3 of the second, 0: Destination Address, -1: none */
+    } c[] = {
+        {0, 1, 0, 2, 3}, {0, 1, 0, 0, 1}, {0, 0, 0, 1, 3}, {0, 0, 0, 0, 0},
+        {0, 1, 253, 1, -1}, {253, 1, 0, 1, 3}, {253, 1, 0, 0, -1},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct fb f = {.n = 0};
+        fb_eth(&f, 0x86dd);
+        size_t ip = fb_ipv6(&f, 43);
+        size_t rh1 = fb_rh(&f, 60, c[i].t1, c[i].l1, 0, a1, 1);
+        fb_ext(&f, 43, 0);
+        size_t rh2 = fb_rh(&f, 44, c[i].t2, c[i].l2, 0, a23, 2);
+        fb_frag6(&f, 17, 0, 1);
+        size_t udp = fb_udp(&f, 1, 2);
+        fb_payload(&f, 4);
+        fb_udp_done(&f, udp);
+        fb_ipv6_done(&f, ip);
+        struct res r = parse_fb(&f);
+        assert_int_equal(r.r, PARSE_OK);
+        assert_int_equal(!!(r.m.flags & PKT_F_IPV6_RH), c[i].l1 || c[i].l2);
+        assert_int_equal(r.m.flags & PKT_F_FRAG, PKT_F_FRAG);
+        long want = c[i].final == 0 ? 14 + 24 : c[i].final == 1 ? (long)rh1 + 8
+                    : c[i].final == 3 ? (long)rh2 + 8 + 16 : -1;
+        assert_int_equal(final_dst_ofs(&f), want);
+    }
+}
+
+/* A routing header in effect that breaks its type's rules is PARSE_IPV6_RH
+ * (no L4 layer, like any bad extension header); with segments left 0 the
+ * same bytes are ignored. */
+static void test_ipv6_rh_malformed(void **state)
+{
+    (void)state;
+    /* odd: one more 8-byte unit, Hdr Ext Len 2n + 1 */
+    static const struct {
+        struct rh h;
+        bool odd;
+    } c[] = {
+        {{0, 3, 0, 2}, false}, /* more segments left than addresses */
+        {{0, 1, 0, 0}, false}, /* no address */
+        {{0, 1, 0, 1}, true},  /* odd length: 3 units */
+        {{2, 1, 0, 2}, false}, /* type 2 carries exactly one address */
+        {{2, 2, 0, 1}, false}, /* ... and one segment left */
+        {{4, 1, 0, 0}, false}, /* SRH without a segment */
+        {{4, 1, 3, 3}, false}, /* Last Entry beyond the list */
+        {{4, 3, 1, 3}, false}, /* segments left > Last Entry + 1 */
+        {{4, 1, 1, 1}, true},  /* Last Entry 1 in 3 units: room for one */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const struct rh *h = &c[i].h;
+        size_t rh;
+        struct fb f = build_rh_udp(false, h, &rh);
+        if (c[i].odd) {
+            size_t end = rh + 8 + 16 * h->n;
+            struct fb g = {.n = 0};
+            fb_put(&g, f.b, end);
+            fb_fill(&g, 8, 0);
+            fb_put(&g, f.b + end, f.n - end);
+            g.b[rh + 1] = (uint8_t)(2 * h->n + 1);
+            fb_ipv6_done(&g, 14);
+            f = g;
+        }
+        print_message("type %u left %u last %u n %u odd %d\n", h->type, h->left, h->rsv, h->n,
+                      c[i].odd);
+        assert_int_equal(parse_ipv6_rh_final(f.b + rh), PARSE_RH_BAD);
+        struct res r = parse_fb(&f);
+        assert_int_equal(r.r, PARSE_IPV6_RH);
+        assert_int_equal(r.k.nw_proto, 0);
+        assert_ofs(&r, 14, NONE, 0, NONE);
+        assert_memory_equal(r.k.ipv6_dst, IP6_DST, 16);
+        f.b[rh + 3] = 0;
+        r = parse_fb(&f);
+        assert_int_equal(r.r, PARSE_OK);
+        assert_int_equal(r.m.flags, F_P | PKT_F_L4);
+    }
+}
+
 static void test_ipv6_malformed(void **state)
 {
     (void)state;
@@ -1537,6 +1755,17 @@ static struct ref ref_qinq_ipv6_ext_tcp(void)
     return r;
 }
 
+static struct ref ref_ipv6_srh(void)
+{
+    struct ref r = {.name = "eth/ipv6/srh/udp", .l3 = PKT_L3_IPV6, .l3_ofs = 14,
+                    .l3_hlen = 40};
+    static const struct rh srh = {4, 2, 2, 3};
+    size_t rh;
+    r.f = build_rh_udp(false, &srh, &rh);
+    r.l3_end = r.f.n;
+    return r;
+}
+
 static struct ref ref_ipv6_frag(void)
 {
     struct ref r = {.name = "eth/ipv6/hbh/frag/dst/udp", .l3 = PKT_L3_IPV6, .l3_ofs = 14,
@@ -1765,6 +1994,14 @@ static void test_trunc_qinq_ipv6_ext_tcp(void **state)
     assert_ofs(&full, 22, 22 + 40 + 40, 26, 22 + 40 + 40 + 20);
 }
 
+static void test_trunc_ipv6_srh(void **state)
+{
+    (void)state;
+    struct ref r = ref_ipv6_srh();
+    check_ref(&r);
+    assert_int_equal(parse_fb(&r.f).m.flags, F_P | PKT_F_L4 | PKT_F_IPV6_RH);
+}
+
 static void test_trunc_ipv6_frag(void **state)
 {
     (void)state;
@@ -1850,6 +2087,9 @@ int main(void)
         cmocka_unit_test(test_ipv6_no_next_header),
         cmocka_unit_test(test_ipv6_ext_limits),
         cmocka_unit_test(test_ipv6_ext_malformed),
+        cmocka_unit_test(test_ipv6_rh_final),
+        cmocka_unit_test(test_ipv6_rh_several),
+        cmocka_unit_test(test_ipv6_rh_malformed),
         cmocka_unit_test(test_ipv6_malformed),
         cmocka_unit_test(test_ipv6_frag_first),
         cmocka_unit_test(test_ipv6_frag_later),
@@ -1860,6 +2100,7 @@ int main(void)
         cmocka_unit_test(test_trunc_ipv4opt_tcpopt),
         cmocka_unit_test(test_trunc_vlan_ipv4_udp),
         cmocka_unit_test(test_trunc_qinq_ipv6_ext_tcp),
+        cmocka_unit_test(test_trunc_ipv6_srh),
         cmocka_unit_test(test_trunc_ipv6_frag),
         cmocka_unit_test(test_trunc_ipv4_frag_later),
         cmocka_unit_test(test_trunc_arp),

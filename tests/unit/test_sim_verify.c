@@ -262,6 +262,41 @@ static void test_clean_mix_accepted(void **state)
     sim_traffic_destroy(b);
 }
 
+/* A verifier given the frame as sent (sim_verify_frame_sent) reaches the
+ * same verdicts as one that rebuilds it: on a clean mix with deliberate
+ * bad checksums, and on a corrupted payload with its checksum fixed. */
+static void test_sent_frame_same_verdicts(void **state)
+{
+    (void)state;
+    struct sim_traffic *a = model_of(5, "flows=200", "frame-size=imix",
+                                     "proto=tcp:1,udp:1,icmp:1", "ipv6-share=0.3",
+                                     "vxlan-share=0.3", "bad-csum-share=0.1", NULL);
+    struct sim_verify *rebuilt = sim_verify_new(10), *kept = sim_verify_new(10);
+    sim_verify_add_model(rebuilt, a);
+    sim_verify_add_model(kept, a);
+    static uint8_t f[FMAX], sent[FMAX];
+    struct sim_traffic_info in;
+    for (int i = 0; i < 2000; i++) {
+        size_t len = next_any(a, f, &in);
+        memcpy(sent, f, len);
+        if (i % 100 == 7) { /* a payload byte flipped, the L4 checksum fixed */
+            f[len - 1] ^= 0x20;
+            if (!in.vxlan && !in.ipv6 && in.tagged && in.proto == SIM_PROTO_UDP)
+                fix_l4(f + 14);
+        }
+        unsigned r = sim_verify_frame(rebuilt, f, len);
+        assert_int_equal(sim_verify_frame_sent(kept, f, len, sent, len, in.bad), r);
+    }
+    const struct sim_verify_stats *x = sim_verify_stats(rebuilt), *y = sim_verify_stats(kept);
+    assert_int_equal(x->ok, y->ok);
+    assert_true(x->ok < 2000 && x->ok > 1900); /* the corrupted ones caught */
+    assert_memory_equal(x->violations, y->violations, sizeof x->violations);
+    assert_int_equal(x->bad_csum_expected, y->bad_csum_expected);
+    sim_verify_destroy(rebuilt);
+    sim_verify_destroy(kept);
+    sim_traffic_destroy(a);
+}
+
 static void test_corrupted_caught(void **state)
 {
     (void)state;
@@ -816,6 +851,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clean_mix_accepted),
         cmocka_unit_test(test_corrupted_caught),
+        cmocka_unit_test(test_sent_frame_same_verdicts),
         cmocka_unit_test(test_misforwarded),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_deliberate_bad),

@@ -799,6 +799,59 @@ static void test_pop_v6(void **state)
     pkt_free(p);
 }
 
+/* An IPv6 VXLAN packet with a segment routing header (two segments, the
+ * last one our local IP) between the outer IPv6 and UDP headers. With
+ * segments left 0 the header is done: the packet is for us, decapsulated,
+ * its UDP checksum verified (the Destination Address is the final one).
+ * With segments left it is on its way to another node (RFC 8200 4.4):
+ * not decapsulated. */
+static void test_pop_v6_routing_header(void **state)
+{
+    (void)state;
+    struct tnl_cfg t = cfg6(77, true);
+    struct fspec s = {.v6 = true, .proto = 6, .payload = 20, .seed = 13};
+    for (int left = 0; left < 3; left++) {
+        struct fdesc d;
+        struct pkt *v = vxlan_from_remote(&t, 77, &s, &d);
+        uint8_t f[MAXF];
+        size_t ip = 14, rh = 54, n = v->len + 40;
+        memcpy(f, v->data, rh);
+        memcpy(f + rh + 40, v->data + rh, v->len - rh);
+        uint8_t *x = f + rh;
+        memset(x, 0, 40);
+        x[0] = 17;
+        x[1] = 4;
+        x[2] = 4;
+        x[3] = (uint8_t)left;
+        x[4] = 1;                           /* Last Entry */
+        memcpy(x + 8, t.local_ip, 16);       /* Segment List[0]: the final one */
+        memcpy(x + 24, t.remote_ip, 16);
+        f[ip + 6] = 43;
+        p16(f + ip + 4, (uint16_t)(g16(f + ip + 4) + 40));
+        pkt_free(v);
+        struct pkt *p = pkt_from_data(f, (uint32_t)n);
+        assert_non_null(p);
+        struct flow_key k;
+        assert_int_equal(parse_pkt(p, &k), PARSE_OK);
+        assert_int_equal(!!(p->flags & PKT_F_IPV6_RH), left != 0);
+        struct csum_stats st;
+        memset(&st, 0, sizeof st);
+        unsigned which;
+        enum tnl_pop_result r = tnl_pop(p, &t, 1, &which, &k, &st);
+        if (left) {
+            assert_int_equal(r, TNL_POP_NOT_TUNNEL);
+            assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], 0);
+            assert_int_equal(p->len, n);
+        } else {
+            assert_int_equal(r, TNL_POP_OK);
+            assert_int_equal(st.n[CSUM_STAT_SW_VERIFIED], 1);
+            assert_int_equal(st.n[CSUM_STAT_SW_VERIFY_FAILED], 0);
+            assert_int_equal(p->len, d.len);
+        }
+        pkt_free(p);
+    }
+}
+
 /* After a pop every state and the tunnel/virtio metadata are reset: the
  * device's verdicts covered the outer headers only. */
 static void test_pop_resets_states(void **state)
@@ -1332,21 +1385,97 @@ static void test_cfg_parse(void **state)
         print_message("%s=%s: %s\n", bad[i].key, bad[i].value, err);
         assert_non_null(strstr(err, bad[i].needle));
     }
-    /* every required option */
-    static const char *const req[] = {"underlay", "local-ip", "remote-ip", "vni", "src-mac",
-                                      "next-hop-mac"};
-    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
+    /* every required option; the MACs only encapsulation needs are not */
+    static const struct {
+        const char *key;
+        bool required;
+    } opt[] = {{"underlay", true},  {"local-ip", true}, {"remote-ip", true},
+               {"vni", true},       {"src-mac", false}, {"next-hop-mac", false}};
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
         const char *kv[32];
         size_t n = 0;
         for (size_t j = 0; v4[j]; j += 2) {
-            if (strcmp(v4[j], req[i])) {
+            if (strcmp(v4[j], opt[i].key)) {
                 kv[n++] = v4[j];
                 kv[n++] = v4[j + 1];
             }
         }
         kv[n] = NULL;
-        assert_int_equal(parse_opts(&t, kv, err, sizeof err), -1);
-        assert_non_null(strstr(err, req[i]));
+        err[0] = '\0';
+        assert_int_equal(parse_opts(&t, kv, err, sizeof err), opt[i].required ? -1 : 0);
+        if (opt[i].required) {
+            assert_non_null(strstr(err, opt[i].key));
+            continue;
+        }
+        bool src = !strcmp(opt[i].key, "src-mac");
+        assert_memory_equal(src ? t.src_mac : t.dst_mac, "\0\0\0\0\0\0", 6);
+        assert_memory_equal(src ? t.dst_mac : t.src_mac, src ? DST_MAC : SRC_MAC, 6);
+    }
+}
+
+/* Loads 'ini' as a config in a fresh directory: config_load()'s result,
+ * its message in err. */
+static int load_ini(const char *ini, char *err, size_t errlen)
+{
+    char dir[64], path[128];
+    snprintf(dir, sizeof dir, "/tmp/test_tunnel.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.ini", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(ini, f);
+    fclose(f);
+    struct config cfg;
+    err[0] = '\0';
+    netdev_dummy_register();
+    int rc = config_load(path, &cfg, err, errlen);
+    config_free(&cfg);
+    netdev_unregister_all();
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+/* A vxlan port without src-mac / next-hop-mac decapsulates; a rule (or a
+ * [change] add) that outputs to it, by name or number, with set_tunnel or
+ * not, is refused at load with the rule's line; with both MACs it loads. */
+static void test_cfg_encap_needs_macs(void **state)
+{
+    (void)state;
+    static const char ports[] =
+        "[port p0]\ntype = dummy\n\n"                                 /* 1-3 */
+        "[port vx0]\ntype = vxlan\nunderlay = p0\nlocal-ip = 192.0.2.1\n" /* 4-7 */
+        "remote-ip = 192.0.2.2\nvni = flow\n%s\n"                     /* 8-10 */
+        "[rules]\nrule = in_port=vx0 actions=output:p0\n%s";          /* 11-13 */
+    static const struct {
+        const char *macs, *more, *needle; /* needle NULL: loads */
+    } c[] = {
+        {"", "", NULL},
+        {"", "rule = in_port=p0 actions=output:vx0\n",
+         ":13: rule: output to tunnel port 'vx0' needs its option 'src-mac' to encapsulate"},
+        {"", "rule = in_port=p0 actions=set_tunnel:7,output:1\n",
+         ":13: rule: output to tunnel port 'vx0' needs its option 'src-mac'"},
+        {"src-mac = 02:00:00:00:00:01", "rule = in_port=p0 actions=output:p0,output:vx0\n",
+         ":13: rule: output to tunnel port 'vx0' needs its option 'next-hop-mac'"},
+        {"next-hop-mac = 02:00:00:00:00:fe", "rule = in_port=p0 actions=output:vx0\n",
+         ":13: rule: output to tunnel port 'vx0' needs its option 'src-mac'"},
+        {"", "\n[change c]\ntime = 1\nadd = in_port=p0 actions=output:vx0\n",
+         ":16: add: output to tunnel port 'vx0' needs its option 'src-mac'"},
+        {"", "\n[change c]\ntime = 1\ndelete = in_port=p0 actions=output:vx0\n", NULL},
+        {"src-mac = 02:00:00:00:00:01\nnext-hop-mac = 02:00:00:00:00:fe",
+         "rule = in_port=p0 actions=output:vx0\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char ini[1024], err[512];
+        snprintf(ini, sizeof ini, ports, c[i].macs[0] ? c[i].macs : "#", c[i].more);
+        int rc = load_ini(ini, err, sizeof err);
+        print_message("case %zu: %s\n", i, err);
+        if (!c[i].needle) {
+            assert_int_equal(rc, 0);
+            continue;
+        }
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err, c[i].needle));
     }
 }
 
@@ -1596,6 +1725,7 @@ int main(void)
         cmocka_unit_test(test_outer_csum_no_cancel),
         cmocka_unit_test(test_pop_v4),
         cmocka_unit_test(test_pop_v6),
+        cmocka_unit_test(test_pop_v6_routing_header),
         cmocka_unit_test(test_pop_resets_states),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_pop_errors),
@@ -1606,6 +1736,7 @@ int main(void)
         cmocka_unit_test(test_pop_csum_ffff),
         cmocka_unit_test(test_pop_selects),
         cmocka_unit_test(test_cfg_parse),
+        cmocka_unit_test(test_cfg_encap_needs_macs),
         cmocka_unit_test_setup_teardown(test_dp_decap_good_vouched, decap_setup, dpt_teardown),
         cmocka_unit_test_setup_teardown(test_dp_decap_bad, decap_setup, dpt_teardown),
         cmocka_unit_test_setup_teardown(test_dp_encap, encap_setup, dpt_teardown),

@@ -1,0 +1,708 @@
+/* scenario.c: simulation scenarios: the config format extended with
+ * [sim] and [traffic NAME] sections and model port types. */
+#include "scenario.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "rules.h"
+#include "tunnel.h"
+#include "util.h"
+
+#define SC_MAX_STREAMS 256
+#define SC_DEFAULT_RING 1024u
+#define SC_DEFAULT_VRING 256u
+
+/* What the [sim] section and the --set sim.* overrides set. */
+struct sc_sim {
+    double duration_s;
+    bool duration_set;
+    uint64_t seed;
+    unsigned pmds;
+    bool allow_overload;
+};
+
+/* The loading context: what the config extension's callbacks fill. */
+struct sc_ctx {
+    struct scenario *sc;
+    struct sc_sim sim;
+    enum { SC_SECT_SIM, SC_SECT_TRAFFIC } sect;
+    bool sim_seen;
+};
+
+/* ---- values ---------------------------------------------------------------- */
+
+static int sc_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int sc_bool(const char *s, bool *out)
+{
+    if (!strcmp(s, "true") || !strcmp(s, "on") || !strcmp(s, "yes") || !strcmp(s, "1"))
+        *out = true;
+    else if (!strcmp(s, "false") || !strcmp(s, "off") || !strcmp(s, "no") || !strcmp(s, "0"))
+        *out = false;
+    else
+        return -1;
+    return 0;
+}
+
+/* A rate in bits/s: "10G", "25G", "100M", "1000000000". */
+static int sc_rate(const char *s, uint64_t *bps)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v > 0))
+        return -1;
+    double mult = 1;
+    if (*end == 'K' || *end == 'k')
+        mult = 1e3, end++;
+    else if (*end == 'M')
+        mult = 1e6, end++;
+    else if (*end == 'G')
+        mult = 1e9, end++;
+    if (*end || v * mult > 1e13 || v * mult < 1e3)
+        return -1;
+    *bps = (uint64_t)llround(v * mult);
+    return 0;
+}
+
+/* ---- [sim] ----------------------------------------------------------------- */
+
+static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, const char *v,
+                      char *err, size_t errlen)
+{
+    unsigned long long u;
+    if (!strcmp(k, "duration")) {
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !(d > 0) || d > 3600) {
+            fs_errf(err, errlen, "bad value '%s' for 'duration' (seconds, > 0 and <= 3600)", v);
+            return -1;
+        }
+        s->duration_s = d;
+        s->duration_set = true;
+    } else if (!strcmp(k, "seed")) {
+        if (sc_uint(v, UINT64_MAX, &u)) {
+            fs_errf(err, errlen, "bad value '%s' for 'seed' (a non-negative integer)", v);
+            return -1;
+        }
+        s->seed = u;
+    } else if (!strcmp(k, "pmds")) {
+        if (sc_uint(v, 64, &u) || u < 1) {
+            fs_errf(err, errlen, "bad value '%s' for 'pmds' (1..64)", v);
+            return -1;
+        }
+        s->pmds = (unsigned)u;
+    } else if (!strcmp(k, "profile")) {
+        if (!*v || strlen(v) >= sizeof sc->profile) {
+            fs_errf(err, errlen, "bad value '%s' for 'profile' (default or a path)", v);
+            return -1;
+        }
+        snprintf(sc->profile, sizeof sc->profile, "%s", v);
+    } else if (!strcmp(k, "allow-overload")) {
+        if (sc_bool(v, &s->allow_overload)) {
+            fs_errf(err, errlen, "bad value '%s' for 'allow-overload' (true or false)", v);
+            return -1;
+        }
+    } else {
+        fs_errf(err, errlen,
+                "unknown key '%s' in [sim] (known: duration, seed, pmds, profile, "
+                "allow-overload)",
+                k);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- [traffic NAME] ---------------------------------------------------------- */
+
+static int sc_name_set(char *dst, const char *v, const char *what, char *err, size_t errlen)
+{
+    if (!*v || strlen(v) >= NETDEV_NAME_MAX) {
+        fs_errf(err, errlen, "bad value '%s' for '%s' (a port name)", v, what);
+        return -1;
+    }
+    strcpy(dst, v);
+    return 0;
+}
+
+static int sc_traffic_key(struct scenario *sc, size_t i, const char *k, const char *v, int line,
+                          char *err, size_t errlen)
+{
+    if (!strcmp(k, "port"))
+        return sc_name_set(sc->port_name[i], v, k, err, errlen);
+    if (!strcmp(k, "expect-port"))
+        return sc_name_set(sc->expect_port[i], v, k, err, errlen);
+    if (!strcmp(k, "expect")) {
+        if (strlen(v) >= sizeof sc->expect[i]) {
+            fs_errf(err, errlen, "'expect' is too long");
+            return -1;
+        }
+        strcpy(sc->expect[i], v);
+        sc->expect_line[i] = line;
+        return 0;
+    }
+    char why[256];
+    if (sim_traffic_cfg_set(&sc->streams[i].traffic, k, v, why, sizeof why)) {
+        fs_errf(err, errlen, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+static int sc_add_stream(struct scenario *sc, const char *name, int line, char *err,
+                         size_t errlen)
+{
+    if (!*name || strlen(name) >= NETDEV_NAME_MAX) {
+        fs_errf(err, errlen, "traffic section needs a name of 1..%d characters ([traffic NAME])",
+                NETDEV_NAME_MAX - 1);
+        return -1;
+    }
+    for (size_t i = 0; i < sc->n_streams; i++)
+        if (!strcmp(sc->streams[i].name, name)) {
+            fs_errf(err, errlen, "duplicate traffic '%s'", name);
+            return -1;
+        }
+    if (sc->n_streams >= SC_MAX_STREAMS) {
+        fs_errf(err, errlen, "more than %d traffic sections", SC_MAX_STREAMS);
+        return -1;
+    }
+    size_t n = sc->n_streams + 1;
+    struct sim_stream_cfg *st = realloc(sc->streams, n * sizeof *st);
+    if (st)
+        sc->streams = st;
+    char(*pn)[NETDEV_NAME_MAX] = realloc(sc->port_name, n * sizeof *pn);
+    if (pn)
+        sc->port_name = pn;
+    char(*ep)[NETDEV_NAME_MAX] = realloc(sc->expect_port, n * sizeof *ep);
+    if (ep)
+        sc->expect_port = ep;
+    char(*ex)[256] = realloc(sc->expect, n * sizeof *ex);
+    if (ex)
+        sc->expect = ex;
+    int *el = realloc(sc->expect_line, n * sizeof *el);
+    if (el)
+        sc->expect_line = el;
+    if (!st || !pn || !ep || !ex || !el) {
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    struct sim_stream_cfg *s = &sc->streams[sc->n_streams];
+    memset(s, 0, sizeof *s);
+    strcpy(s->name, name);
+    s->line = line;
+    sim_traffic_cfg_default(&s->traffic);
+    sc->port_name[sc->n_streams][0] = '\0';
+    sc->expect_port[sc->n_streams][0] = '\0';
+    sc->expect[sc->n_streams][0] = '\0';
+    sc->expect_line[sc->n_streams] = line;
+    sc->n_streams = n;
+    return 0;
+}
+
+/* ---- the config extension ----------------------------------------------------- */
+
+static const char *const sc_sections[] = {"sim", "traffic", NULL};
+static const bool sc_named[] = {false, true};
+static const char *const sc_port_types[] = {"nic", "vm", NULL};
+
+static int sc_section(void *aux, const char *type, const char *name, int line, char *err,
+                      size_t errlen)
+{
+    struct sc_ctx *c = aux;
+    if (!strcmp(type, "sim")) {
+        if (*name) {
+            fs_errf(err, errlen, "[sim] takes no name");
+            return -1;
+        }
+        if (c->sim_seen) {
+            fs_errf(err, errlen, "duplicate section [sim]");
+            return -1;
+        }
+        c->sim_seen = true;
+        c->sect = SC_SECT_SIM;
+        return 0;
+    }
+    c->sect = SC_SECT_TRAFFIC;
+    return sc_add_stream(c->sc, name, line, err, errlen);
+}
+
+static int sc_key(void *aux, const char *name, const char *value, int line, char *err,
+                  size_t errlen)
+{
+    struct sc_ctx *c = aux;
+    if (c->sect == SC_SECT_SIM)
+        return sc_sim_key(&c->sim, c->sc, name, value, err, errlen);
+    return sc_traffic_key(c->sc, c->sc->n_streams - 1, name, value, line, err, errlen);
+}
+
+/* ---- ports ------------------------------------------------------------------------ */
+
+/* The line of port option 'key' (the port's line if it is not given). */
+static int sc_opt_line(const struct config_port *cp, const char *key)
+{
+    for (size_t i = 0; i < cp->n_opts; i++)
+        if (!strcmp(cp->opts[i].key, key))
+            return cp->opts[i].line ? cp->opts[i].line : cp->line;
+    return cp->line;
+}
+
+static int sc_port_uint(const struct config *cfg, const struct config_port *cp,
+                        const struct netdev_args *a, const char *key, unsigned long min,
+                        unsigned long max, unsigned long *out, char *err, size_t errlen)
+{
+    char why[256];
+    if (netdev_opt_uint(a, key, min, max, out, why, sizeof why)) {
+        fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, sc_opt_line(cp, key), cp->name,
+                why);
+        return -1;
+    }
+    return 0;
+}
+
+static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, size_t errlen)
+{
+    const struct config *cfg = &sc->cfg;
+    const struct config_port *cp = &cfg->ports[i];
+    struct sim_port_cfg *p = &sc->ports[i];
+    struct netdev_args a = {.opts = cp->opts, .n_opts = cp->n_opts};
+    char why[256];
+    memset(p, 0, sizeof *p);
+    p->forward = -1;
+    snprintf(p->name, sizeof p->name, "%s", cp->name);
+    p->line = cp->line;
+    p->tx_retries = cp->tx_retries;
+    p->emc_insert_inv_prob = cp->emc_insert_inv_prob;
+    if (!strcmp(cp->type, "vxlan")) {
+        p->model = SIM_PORT_TUNNEL;
+        p->tnl_args = a;
+        return 0;
+    }
+    bool nic = !strcmp(cp->type, "nic");
+    static const char *const nic_keys[] = {"rate", "rxqs", "txqs", "rx-ring", "tx-ring",
+                                           "capture", NULL};
+    static const char *const vm_keys[] = {"rxqs", "txqs", "vring", "guest-rate", "send-cost",
+                                          "capture", "forward", NULL};
+    if (netdev_opt_check(&a, nic ? nic_keys : vm_keys, why, sizeof why)) {
+        fs_errf(err, errlen, "%s:%d: port %s (%s): %s", cfg->path, cp->line, cp->name,
+                cp->type, why);
+        return -1;
+    }
+    unsigned long rxqs = 1, txqs = 0, rx_ring, tx_ring, v;
+    rx_ring = tx_ring = nic ? SC_DEFAULT_RING : SC_DEFAULT_VRING;
+    if (sc_port_uint(cfg, cp, &a, "rxqs", 1, NETDEV_MAX_QUEUES, &rxqs, err, errlen) ||
+        sc_port_uint(cfg, cp, &a, "txqs", 0, NETDEV_MAX_QUEUES, &txqs, err, errlen))
+        return -1;
+    if (nic) {
+        if (sc_port_uint(cfg, cp, &a, "rx-ring", 1, 65536, &rx_ring, err, errlen) ||
+            sc_port_uint(cfg, cp, &a, "tx-ring", 1, 65536, &tx_ring, err, errlen))
+            return -1;
+        const char *rate = netdev_opt_get(&a, "rate");
+        if (!rate || sc_rate(rate, &p->line_bps)) {
+            fs_errf(err, errlen, "%s:%d: port %s: %s 'rate' (the line rate: e.g. 10G, 25G, "
+                    "100M; 1K..10T bits/s)", cfg->path, sc_opt_line(cp, "rate"), cp->name,
+                    rate ? "bad" : "a nic needs");
+            return -1;
+        }
+        if (cp->caps.flags & NETDEV_TX_GUEST_CSUM) {
+            fs_errf(err, errlen, "%s:%d: port %s: guest-csum is a vm's, not a nic's", cfg->path,
+                    cp->line, cp->name);
+            return -1;
+        }
+        p->model = SIM_PORT_NIC;
+        p->rx_csum = cp->caps.flags & (NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM);
+        p->tx_caps = cp->caps.flags & (NETDEV_TX_IP_CSUM | NETDEV_TX_L4_CSUM |
+                                       NETDEV_TX_OUTER_IP_CSUM | NETDEV_TX_OUTER_UDP_CSUM);
+    } else {
+        if (sc_port_uint(cfg, cp, &a, "vring", 1, 65536, &rx_ring, err, errlen))
+            return -1;
+        tx_ring = rx_ring;
+        unsigned long rate = 0, cost = 0;
+        if (sc_port_uint(cfg, cp, &a, "guest-rate", 0, 1000000000000ul, &rate, err, errlen) ||
+            sc_port_uint(cfg, cp, &a, "send-cost", 0, 1000000, &cost, err, errlen))
+            return -1;
+        if (cp->caps.flags & ~NETDEV_TX_GUEST_CSUM) {
+            fs_errf(err, errlen, "%s:%d: port %s: a vm's only capability is guest-csum",
+                    cfg->path, cp->line, cp->name);
+            return -1;
+        }
+        p->model = SIM_PORT_VM;
+        const char *fwd = netdev_opt_get(&a, "forward");
+        if (fwd) {
+            int to = config_port_index(cfg, fwd);
+            if (to < 0 || strcmp(cfg->ports[to].type, "vm")) {
+                fs_errf(err, errlen, "%s:%d: port %s: forward = %s: not a vm port", cfg->path,
+                        sc_opt_line(cp, "forward"), cp->name, fwd);
+                return -1;
+            }
+            p->forward = to;
+        }
+        p->guest_csum = cp->caps.flags & NETDEV_TX_GUEST_CSUM;
+        p->guest_pps = rate;
+        p->send_cost_ns = (double)cost;
+    }
+    if (netdev_opt_bool(&a, "capture", &p->capture, why, sizeof why)) {
+        fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, sc_opt_line(cp, "capture"),
+                cp->name, why);
+        return -1;
+    }
+    (void)v;
+    (void)n_pmds;
+    p->rxqs = (unsigned)rxqs;
+    p->txqs = (unsigned)txqs;
+    p->rx_ring = (unsigned)rx_ring;
+    p->tx_ring = (unsigned)tx_ring;
+    return 0;
+}
+
+/* ---- expectations ------------------------------------------------------------------ */
+
+/* The encapsulation a tunnel port pushes, from its options. */
+static int sc_encap(const struct scenario *sc, int port, struct sim_vxlan_encap *e, char *err,
+                    size_t errlen)
+{
+    const struct config_port *cp = &sc->cfg.ports[port];
+    struct netdev_args a = {.opts = cp->opts, .n_opts = cp->n_opts};
+    struct tnl_cfg t;
+    if (strcmp(cp->type, "vxlan")) {
+        fs_errf(err, errlen, "output to '%s', which is not a vxlan port", cp->name);
+        return -1;
+    }
+    if (tnl_cfg_parse(&t, &a, config_rule_port_lookup, (void *)&sc->cfg, port, err, errlen))
+        return -1;
+    memset(e, 0, sizeof *e);
+    e->ipv6 = t.ipv6;
+    memcpy(e->src_mac, t.src_mac, 6);
+    memcpy(e->dst_mac, t.dst_mac, 6);
+    memcpy(e->src_ip, t.local_ip, 16);
+    memcpy(e->dst_ip, t.remote_ip, 16);
+    e->vni = t.vni;
+    e->dst_port = t.dst_port;
+    e->ttl = t.ttl;
+    e->tos = t.tos;
+    e->df = t.df;
+    return 0;
+}
+
+/* Parses 'expect' (actions syntax, plus vxlan_decap) into a transform
+ * chain, with the rules' own action parser. */
+static int sc_expect(const struct scenario *sc, const char *text, struct sim_expect *x,
+                     char *err, size_t errlen)
+{
+    char buf[512], acts[300];
+    size_t n = 0;
+    acts[0] = '\0';
+    memset(x, 0, sizeof *x);
+    /* vxlan_decap is no action: it comes first (the packet is popped
+     * before the rules see it). */
+    const char *rest = text;
+    if (!strncmp(rest, "vxlan_decap", 11) && (rest[11] == '\0' || rest[11] == ',')) {
+        x->xf[x->n++].kind = SIM_XF_VXLAN_DECAP;
+        rest += rest[11] ? 12 : 11;
+    }
+    if (!*rest)
+        return 0;
+    /* vxlan_encap:PORT is output:PORT to a tunnel port. */
+    for (const char *s = rest; *s && n + 8 < sizeof acts;) {
+        if (!strncmp(s, "vxlan_encap:", 12)) {
+            memcpy(acts + n, "output:", 7);
+            n += 7;
+            s += 12;
+        } else {
+            acts[n++] = *s++;
+        }
+    }
+    acts[n] = '\0';
+    if (strstr(acts, "vxlan_decap")) {
+        fs_errf(err, errlen, "vxlan_decap must come first in 'expect'");
+        return -1;
+    }
+    /* The action parser keeps rewrites only in a list that outputs: give
+     * it an output (port 0) when the expectation has none, and skip it. */
+    bool sentinel = !strstr(acts, "output:");
+    if (sentinel && n + 10 < sizeof acts)
+        strcat(acts, ",output:0");
+    /* It also checks prerequisites (dec_ttl needs ip or ipv6): try no
+     * match, then IPv4, then IPv6; the first error is reported. */
+    static const char *const matches[] = {"", "ip ", "ipv6 "};
+    struct rule *r = NULL;
+    char why[256], first[256] = "";
+    for (size_t m = 0; m < sizeof matches / sizeof matches[0] && !r; m++) {
+        snprintf(buf, sizeof buf, "%sactions=%s", matches[m], acts);
+        if (rule_parse(buf, config_rule_port_lookup, (void *)&sc->cfg, &r, why, sizeof why)) {
+            r = NULL;
+            if (!first[0])
+                snprintf(first, sizeof first, "%s", why);
+        }
+    }
+    if (!r) {
+        fs_errf(err, errlen, "expect: %s", first);
+        return -1;
+    }
+    int rc = 0;
+    const struct action_list *l = r->actions;
+    for (unsigned i = 0; rc == 0 && l && i < l->n; i++) {
+        const struct action *a = &l->a[i];
+        if (x->n >= SIM_XFORM_MAX) {
+            fs_errf(err, errlen, "expect: more than %d transforms", SIM_XFORM_MAX);
+            rc = -1;
+            break;
+        }
+        struct sim_xform *f = &x->xf[x->n];
+        switch (a->type) {
+        case ACT_SET_DL_SRC:
+        case ACT_SET_DL_DST:
+            f->kind = a->type == ACT_SET_DL_SRC ? SIM_XF_MOD_DL_SRC : SIM_XF_MOD_DL_DST;
+            memcpy(f->mac, a->u.mac, 6);
+            x->n++;
+            break;
+        case ACT_DEC_TTL:
+            f->kind = SIM_XF_DEC_TTL;
+            x->n++;
+            break;
+        case ACT_POP_VLAN:
+            f->kind = SIM_XF_POP_VLAN;
+            x->n++;
+            break;
+        case ACT_PUSH_VLAN:
+            f->kind = SIM_XF_PUSH_VLAN;
+            f->tpid = a->u.u16;
+            x->n++;
+            break;
+        case ACT_SET_VLAN_VID:
+        case ACT_SET_VLAN_PCP:
+            if (!x->n || x->xf[x->n - 1].kind != SIM_XF_PUSH_VLAN) {
+                fs_errf(err, errlen, "expect: mod_vlan_vid/mod_vlan_pcp only after push_vlan");
+                rc = -1;
+            } else if (a->type == ACT_SET_VLAN_VID) {
+                struct sim_xform *pv = &x->xf[x->n - 1];
+                pv->tci = (uint16_t)((pv->tci & 0xf000) | (a->u.u16 & 0x0fff));
+            } else {
+                struct sim_xform *pv = &x->xf[x->n - 1];
+                pv->tci = (uint16_t)((pv->tci & 0x0fff) | ((unsigned)a->u.u8 << 13));
+            }
+            break;
+        case ACT_OUTPUT:
+            if (sentinel && i + 1 == l->n)
+                break;
+            f->kind = SIM_XF_VXLAN_ENCAP;
+            if (sc_encap(sc, a->u.port, &f->encap, why, sizeof why)) {
+                fs_errf(err, errlen, "expect: %s", why);
+                rc = -1;
+            } else {
+                x->n++;
+            }
+            break;
+        default:
+            fs_errf(err, errlen, "expect: only mod_dl_src, mod_dl_dst, dec_ttl, push_vlan, "
+                    "mod_vlan_vid, mod_vlan_pcp, pop_vlan, vxlan_encap:PORT and vxlan_decap");
+            rc = -1;
+        }
+    }
+    rule_free(r);
+    return rc;
+}
+
+/* ---- --set ------------------------------------------------------------------------- */
+
+static int sc_set(struct scenario *sc, struct sc_ctx *c, const char *set, char *err,
+                  size_t errlen)
+{
+    char buf[1024], why[512];
+    if (snprintf(buf, sizeof buf, "%s", set) >= (int)sizeof buf) {
+        fs_errf(err, errlen, "--set %.40s...: too long", set);
+        return -1;
+    }
+    char *eq = strchr(buf, '=');
+    char *dot = strchr(buf, '.');
+    if (!eq || !dot || dot > eq) {
+        fs_errf(err, errlen, "--set %s: expected SECTION.KEY=VALUE (sim.KEY, datapath.KEY, "
+                "port.NAME.KEY, traffic.NAME.KEY)", set);
+        return -1;
+    }
+    *eq = *dot = '\0';
+    const char *sect = buf, *key = dot + 1, *value = eq + 1;
+    int rc = -1;
+    why[0] = '\0';
+    if (!strcmp(sect, "sim")) {
+        rc = sc_sim_key(&c->sim, sc, key, value, why, sizeof why);
+    } else if (!strcmp(sect, "datapath")) {
+        rc = dp_knobs_set(&sc->cfg.knobs, key, value, why, sizeof why);
+        if (rc > 0) {
+            fs_errf(why, sizeof why, "unknown knob '%.64s'", key);
+            rc = -1;
+        }
+    } else if (!strcmp(sect, "port") || !strcmp(sect, "traffic")) {
+        char *d2 = strchr(key, '.');
+        if (!d2) {
+            fs_errf(why, sizeof why, "expected %.16s.NAME.KEY", sect);
+        } else {
+            *d2 = '\0';
+            const char *name = key, *k = d2 + 1;
+            if (!strcmp(sect, "port")) {
+                rc = config_port_set(&sc->cfg, name, k, value, why, sizeof why);
+            } else {
+                size_t i = 0;
+                while (i < sc->n_streams && strcmp(sc->streams[i].name, name))
+                    i++;
+                if (i == sc->n_streams)
+                    fs_errf(why, sizeof why, "no traffic '%.64s'", name);
+                else
+                    rc = sc_traffic_key(sc, i, k, value, 0, why, sizeof why);
+            }
+        }
+    } else {
+        fs_errf(why, sizeof why, "unknown section '%.64s' (sim, datapath, port, traffic)", sect);
+    }
+    if (rc)
+        fs_errf(err, errlen, "--set %s: %s", set, why);
+    return rc ? -1 : 0;
+}
+
+/* ---- load -------------------------------------------------------------------------- */
+
+static int sc_port_of(const struct scenario *sc, const char *name, int line, const char *what,
+                      char *err, size_t errlen)
+{
+    int p = config_port_index(&sc->cfg, name);
+    if (p < 0) {
+        fs_errf(err, errlen, "%s:%d: %s '%s': no such port", sc->cfg.path, line, what, name);
+        return -1;
+    }
+    return p;
+}
+
+static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t errlen)
+{
+    struct config *cfg = &sc->cfg;
+    struct sim_cfg *s = &sc->sim;
+    if (!c->sim_seen || !c->sim.duration_set) {
+        fs_errf(err, errlen, "%s: a scenario needs [sim] with 'duration'", cfg->path);
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->n_ports; i++) {
+        if (strcmp(cfg->ports[i].type, "nic") && strcmp(cfg->ports[i].type, "vm") &&
+            strcmp(cfg->ports[i].type, "vxlan")) {
+            fs_errf(err, errlen, "%s:%d: port %s: a scenario's ports are nic, vm or vxlan",
+                    cfg->path, cfg->ports[i].line, cfg->ports[i].name);
+            return -1;
+        }
+    }
+    sc->ports = calloc(cfg->n_ports ? cfg->n_ports : 1, sizeof *sc->ports);
+    if (!sc->ports) {
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->n_ports; i++)
+        if (sc_port(sc, i, c->sim.pmds, err, errlen))
+            return -1;
+    for (size_t i = 0; i < sc->n_streams; i++) {
+        struct sim_stream_cfg *st = &sc->streams[i];
+        char why[512];
+        if (!sc->port_name[i][0]) {
+            fs_errf(err, errlen, "%s:%d: traffic %s has no 'port'", cfg->path, st->line, st->name);
+            return -1;
+        }
+        int p = sc_port_of(sc, sc->port_name[i], st->line, "port", err, errlen);
+        if (p < 0)
+            return -1;
+        if (sc->ports[p].model == SIM_PORT_TUNNEL) {
+            fs_errf(err, errlen, "%s:%d: traffic %s: port %s is a tunnel (no device)", cfg->path,
+                    st->line, st->name, sc->port_name[i]);
+            return -1;
+        }
+        st->port = (unsigned)p;
+        st->expect_port = -1;
+        if (sc->expect_port[i][0]) {
+            st->expect_port = sc_port_of(sc, sc->expect_port[i], st->line, "expect-port", err,
+                                         errlen);
+            if (st->expect_port < 0)
+                return -1;
+        }
+        if (sc->expect[i][0] && sc_expect(sc, sc->expect[i], &st->expect, why, sizeof why)) {
+            fs_errf(err, errlen, "%s:%d: traffic %s: %s", cfg->path, sc->expect_line[i],
+                    st->name, why);
+            return -1;
+        }
+        if (sim_traffic_cfg_validate(&st->traffic, why, sizeof why)) {
+            fs_errf(err, errlen, "%s:%d: traffic %s: %s", cfg->path, st->line, st->name, why);
+            return -1;
+        }
+    }
+    if (!strcmp(sc->profile, "default")) {
+        sim_profile_default(&s->profile);
+    } else {
+        char path[4096], why[512];
+        if (netdev_path(cfg->dir, sc->profile, path, sizeof path) ||
+            sim_profile_load(path, &s->profile, why, sizeof why)) {
+            fs_errf(err, errlen, "%s: profile: %s", cfg->path, why);
+            return -1;
+        }
+    }
+    s->seed = c->sim.seed;
+    s->n_pmds = c->sim.pmds;
+    s->duration_ns = (uint64_t)llround(c->sim.duration_s * 1e9);
+    s->allow_overload = c->sim.allow_overload;
+    s->knobs = cfg->knobs;
+    s->ports = sc->ports;
+    s->n_ports = cfg->n_ports;
+    s->streams = sc->streams;
+    s->n_streams = sc->n_streams;
+    s->rules = cfg->rules;
+    s->n_rules = cfg->n_rules;
+    s->origin = cfg->path;
+    return 0;
+}
+
+int scenario_load(const char *path, const char *const *sets, size_t n_sets,
+                  struct scenario *sc, char *err, size_t errlen)
+{
+    memset(sc, 0, sizeof *sc);
+    snprintf(sc->profile, sizeof sc->profile, "default");
+    struct sc_ctx c = {.sc = sc, .sim = {.seed = 1, .pmds = 1}};
+    struct config_ext ext = {
+        .sections = sc_sections,
+        .named = sc_named,
+        .port_types = sc_port_types,
+        .section = sc_section,
+        .key = sc_key,
+        .aux = &c,
+    };
+    int rc = config_load_ext(path, &sc->cfg, &ext, err, errlen);
+    for (size_t i = 0; rc == 0 && i < n_sets; i++)
+        rc = sc_set(sc, &c, sets[i], err, errlen);
+    if (rc == 0)
+        rc = sc_finish(sc, &c, err, errlen);
+    if (rc)
+        scenario_free(sc);
+    return rc;
+}
+
+void scenario_free(struct scenario *sc)
+{
+    config_free(&sc->cfg);
+    free(sc->ports);
+    free(sc->streams);
+    free(sc->port_name);
+    free(sc->expect_port);
+    free(sc->expect);
+    free(sc->expect_line);
+    memset(sc, 0, sizeof *sc);
+}

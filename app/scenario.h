@@ -1,0 +1,69 @@
+/* scenario.h: simulation scenarios (`flowswitch sim SCENARIO.ini`).
+ *
+ * A scenario is a config file (config.h: [datapath], [port NAME], [rules])
+ * whose ports are models, plus [sim] and [traffic NAME] sections:
+ *
+ *   [sim]
+ *   duration = 0.01        ; seconds of traffic (virtual time), > 0
+ *   seed = 1               ; every random stream derives from it
+ *   pmds = 1               ; virtual PMDs, 1..64
+ *   profile = default      ; or a cost profile file (JSON, sim/profile.h)
+ *   allow-overload = false ; offered rates above a NIC's line rate
+ *
+ *   [port p0]
+ *   type = nic             ; nic | vm | vxlan (a tunnel port)
+ *   rate = 10G             ; NIC line rate: N[K|M|G] bits/s
+ *   rxqs = 1               ; rx queues (RSS spreads a NIC's traffic)
+ *   txqs = 0               ; 0: one per PMD
+ *   rx-ring = 1024         ; NIC rx descriptors / VM vring, per queue
+ *   tx-ring = 1024         ; NIC tx descriptors / VM vring, per queue
+ *   caps = rx-csum,tx-ip-csum,tx-l4-csum   ; NIC: verdicts and offloads
+ *   capture = false        ; write what it transmits to OUT-DIR/NAME.pcap
+ *   ; vm: caps = guest-csum (the guest sends NEEDS_CSUM and takes
+ *   ; PARTIAL), guest-rate = 0 (packets/s it drains, 0: at once),
+ *   ; send-cost = 0 (ns per send call: a vhost kick), forward = PORT
+ *   ; (the guest sends what it receives back out of VM port PORT)
+ *
+ *   [traffic t0]
+ *   port = p0              ; where it arrives
+ *   expect-port = p1       ; where it must leave (absent: nowhere)
+ *   expect = dec_ttl,mod_dl_dst:02:00:00:00:00:09   ; what the rules do:
+ *                            mod_dl_src:MAC mod_dl_dst:MAC dec_ttl
+ *                            push_vlan:VID pop_vlan vxlan_encap:PORT
+ *                            vxlan_decap
+ *   ...                    ; the traffic model's keys (sim/traffic.h)
+ *
+ * Every error names the file and line. --set SECTION.KEY=VALUE overrides
+ * a key after the file is read: sim.KEY, datapath.KEY, port.NAME.KEY,
+ * traffic.NAME.KEY. */
+#ifndef FS_SCENARIO_H
+#define FS_SCENARIO_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "engine.h"
+
+struct scenario {
+    struct config cfg;
+    struct sim_cfg sim;         /* ready for sim_run() after scenario_load() */
+    struct sim_port_cfg *ports; /* sim.ports */
+    struct sim_stream_cfg *streams;
+    size_t n_streams;
+    char profile[4096];         /* "default" or a path */
+    /* Per stream, as written, resolved once every port is known. */
+    char (*port_name)[NETDEV_NAME_MAX];
+    char (*expect_port)[NETDEV_NAME_MAX];
+    char (*expect)[256];
+    int *expect_line;
+};
+
+/* Loads a scenario and applies the overrides sets[0..n) ("SECTION.KEY=
+ * VALUE"). Returns 0, or -1 with "file:line: reason" (or "--set X:
+ * reason") in err; sc is then empty (scenario_free is still safe). */
+int scenario_load(const char *path, const char *const *sets, size_t n_sets,
+                  struct scenario *sc, char *err, size_t errlen);
+
+void scenario_free(struct scenario *sc);
+
+#endif

@@ -1,0 +1,997 @@
+/* engine.c: the simulator's event loop, port models, PMDs and sinks. */
+#include "engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pcap/pcap.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/dummy/netdev-dummy.h"
+#include "csum.h"
+#include "dmath.h" /* no fused multiply-add: the same times on every compiler */
+#include "evq.h"
+#include "offload.h"
+#include "parse.h"
+#include "pool.h"
+#include "proto.h"
+#include "rss.h"
+#include "util.h"
+
+#define SIM_PS_PER_NS 1000ull
+/* Bytes a frame occupies on the wire beyond its buffer: FCS, preamble,
+ * start delimiter and inter-frame gap. */
+#define SIM_WIRE_EXTRA 24u
+/* A sender holds at most this much of a port's line time before it drops
+ * (only reached with allow-overload). */
+#define SIM_LINE_BACKLOG_PS (1000000ull * SIM_PS_PER_NS)
+#define SIM_MAX_LISTED 16
+#define SIM_COLLECT_BURST 64
+#define SIM_PROGRESS_EVENTS (1u << 16)
+#define SIM_RSS_MEMO 16384
+
+enum sim_event_kind {
+    SIM_EV_ARRIVAL, /* a stream's next packet (id: the stream; never queued) */
+    SIM_EV_POLL,    /* a PMD's poll (id: the PMD) */
+    SIM_EV_WIRE,    /* a frame delayed on a NIC's link has arrived (id: the port) */
+};
+
+/* The departures of the packets a transmit ring holds (ps), oldest first. */
+struct sim_txring {
+    uint64_t *dep;
+    size_t head, count, cap; /* cap: a power of two */
+    uint64_t last_ps;        /* departure of the newest packet */
+};
+
+struct sim_port {
+    const struct sim_port_cfg *cfg;
+    struct sim_port_result *res;
+    uint16_t port_no;
+    struct netdev *dev;          /* NULL for tunnel ports */
+    unsigned n_rxq, n_txq;
+    unsigned rxq_pmd[NETDEV_MAX_QUEUES];
+    struct sim_rss *rss;         /* NIC with several rx queues */
+    /* The rx queue of flows seen lately (a flow's queue never changes):
+     * direct-mapped on (stream, flow), key + 1 in .key. */
+    struct sim_rss_memo {
+        uint64_t key;
+        uint16_t q;
+    } *rss_memo;
+    uint64_t wire_free_ps;       /* rx: when the link is free again */
+    /* Frames still on the link (a sender faster than the line rate): in
+     * arrival order, each delivered by a SIM_EV_WIRE event. */
+    struct sim_pkt *wire_head, *wire_tail;
+    uint64_t service_ps;         /* VM: per packet the guest takes, 0: at once */
+    struct sim_txring tx[NETDEV_MAX_QUEUES];
+    uint64_t send_calls_seen;
+    struct sim_verify *verify;
+    pcap_t *pcap;
+    pcap_dumper_t *dump;
+};
+
+struct sim_vpmd {
+    struct dp_pmd *pmd;
+    bool scheduled;              /* a poll event is in the queue */
+    bool idle;                   /* its last poll received nothing */
+    uint64_t next_poll;          /* the time of its live poll event */
+    uint64_t free_at;            /* when its last poll's work ended */
+    double carry;                /* fraction of a ns of cost not yet charged */
+    struct dp_counters prev;
+    struct sim_pmd_result *res;
+};
+
+struct sim_stream {
+    const struct sim_stream_cfg *cfg;
+    struct sim_traffic *traffic;
+    uint64_t next;   /* its next arrival, UINT64_MAX once it has ended */
+    uint64_t seq;    /* scheduling order of that arrival (ties with events) */
+};
+
+struct sim {
+    const struct sim_cfg *cfg;
+    struct sim_results *res;
+    struct dp *dp;
+    struct sim_port *ports;
+    struct sim_vpmd *pmds;
+    struct dp_pmd **dpps;
+    struct sim_stream *streams;
+    struct sim_evq evq;
+    struct sim_pool pool;
+    uint8_t frame[SIM_TRAFFIC_FRAME_MAX];
+    size_t n_listed;
+};
+
+const char *sim_port_model_name(enum sim_port_model m)
+{
+    switch (m) {
+    case SIM_PORT_NIC:
+        return "nic";
+    case SIM_PORT_VM:
+        return "vm";
+    case SIM_PORT_TUNNEL:
+        return "vxlan";
+    }
+    return "?";
+}
+
+static const char *const sim_drop_names[SIM_DROP_N] = {
+#define SIM_DROP_NAME_(e, name, desc) [SIM_DROP_##e] = name,
+    SIM_DROPS(SIM_DROP_NAME_)
+#undef SIM_DROP_NAME_
+};
+
+static const char *const sim_drop_descs[SIM_DROP_N] = {
+#define SIM_DROP_DESC_(e, name, desc) [SIM_DROP_##e] = desc,
+    SIM_DROPS(SIM_DROP_DESC_)
+#undef SIM_DROP_DESC_
+};
+
+const char *sim_drop_name(enum sim_drop d)
+{
+    return (unsigned)d < SIM_DROP_N ? sim_drop_names[d] : NULL;
+}
+
+const char *sim_drop_desc(enum sim_drop d)
+{
+    return (unsigned)d < SIM_DROP_N ? sim_drop_descs[d] : NULL;
+}
+
+/* ---- transmit rings ------------------------------------------------------ */
+
+static int sim_txring_push(struct sim_txring *r, uint64_t dep)
+{
+    if (r->count == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        uint64_t *d = malloc(cap * sizeof *d);
+        if (!d)
+            return -1;
+        for (size_t i = 0; i < r->count; i++)
+            d[i] = r->dep[(r->head + i) & (r->cap - 1)];
+        free(r->dep);
+        r->dep = d;
+        r->cap = cap;
+        r->head = 0;
+    }
+    r->dep[(r->head + r->count) & (r->cap - 1)] = dep;
+    r->count++;
+    r->last_ps = dep;
+    return 0;
+}
+
+/* Forgets the packets gone by 'now_ps'. */
+static void sim_txring_drain(struct sim_txring *r, uint64_t now_ps)
+{
+    while (r->count && r->dep[r->head] <= now_ps) {
+        r->head = (r->head + 1) & (r->cap - 1);
+        r->count--;
+    }
+}
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static uint64_t sim_wire_ps(uint64_t line_bps, uint32_t len)
+{
+    return ((uint64_t)len + SIM_WIRE_EXTRA) * 8u * 1000000000000ull / line_bps;
+}
+
+/* The mean bits on the wire per packet of a stream (sizes weighted, with
+ * preamble and gap; VXLAN adds its outer headers). */
+static double sim_stream_wire_bits(const struct sim_traffic_cfg *t)
+{
+    double w = 0, sum = 0;
+    for (unsigned i = 0; i < t->n_sizes; i++) {
+        w += t->size_weight[i];
+        sum += t->size_weight[i] * (double)t->size[i];
+    }
+    double mean = w > 0 ? sum / w : 64;
+    return (mean + 20 + t->vxlan_share * 50) * 8;
+}
+
+/* The offered rate of a stream in bits/s on the wire of a port. */
+static double sim_stream_bps(const struct sim_traffic_cfg *t, uint64_t line_bps)
+{
+    switch (t->rate_unit) {
+    case SIM_RATE_PPS:
+        return t->rate * sim_stream_wire_bits(t);
+    case SIM_RATE_BPS:
+        return t->rate;
+    case SIM_RATE_LINE_PCT:
+        return t->rate / 100.0 * (double)line_bps;
+    }
+    return 0;
+}
+
+static int sim_check_rates(const struct sim *s, char *err, size_t errlen)
+{
+    const struct sim_cfg *c = s->cfg;
+    for (size_t p = 0; p < c->n_ports; p++) {
+        const struct sim_port_cfg *pc = &c->ports[p];
+        if (pc->model != SIM_PORT_NIC)
+            continue;
+        double bps = 0;
+        for (size_t i = 0; i < c->n_streams; i++)
+            if (c->streams[i].port == p)
+                bps += sim_stream_bps(&c->streams[i].traffic, pc->line_bps);
+        if (!c->allow_overload && bps > (double)pc->line_bps * (1 + 1e-9)) {
+            fs_errf(err, errlen,
+                    "%s:%d: port %s: the traffic offered (%.3f Gb/s on the wire) is above "
+                    "its line rate (%.3f Gb/s); lower a rate or set allow-overload",
+                    c->origin, pc->line, pc->name, bps / 1e9, (double)pc->line_bps / 1e9);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int sim_add_ports(struct sim *s, char *err, size_t errlen)
+{
+    const struct sim_cfg *c = s->cfg;
+    for (size_t i = 0; i < c->n_ports; i++) {
+        const struct sim_port_cfg *pc = &c->ports[i];
+        struct sim_port *sp = &s->ports[i];
+        sp->cfg = pc;
+        sp->res = &s->res->ports[i];
+        char rxqs[16], txqs[16], why[512];
+        struct netdev_opt opts[3];
+        struct dp_port_params pp = {
+            .name = pc->name,
+            .tx_retries = pc->tx_retries,
+            .emc_insert_inv_prob = pc->emc_insert_inv_prob,
+        };
+        if (pc->model == SIM_PORT_TUNNEL) {
+            pp.type = "vxlan";
+            pp.args = pc->tnl_args;
+        } else {
+            unsigned ntx = pc->txqs ? pc->txqs : c->n_pmds;
+            snprintf(rxqs, sizeof rxqs, "%u", pc->rxqs);
+            snprintf(txqs, sizeof txqs, "%u", ntx);
+            opts[0] = (struct netdev_opt){"rxqs", rxqs, pc->line};
+            opts[1] = (struct netdev_opt){"txqs", txqs, pc->line};
+            opts[2] = (struct netdev_opt){"tx-keep", "true", pc->line};
+            pp.type = "dummy";
+            pp.args.opts = opts;
+            pp.args.n_opts = 3;
+            pp.args.base_dir = "";
+            pp.args.out_dir = "";
+            pp.args.caps_set = true;
+            if (pc->model == SIM_PORT_NIC)
+                pp.args.caps.flags = pc->tx_caps |
+                                     (pc->rx_csum ? NETDEV_RX_IP_CSUM | NETDEV_RX_L4_CSUM : 0);
+            else
+                pp.args.caps.flags = pc->guest_csum ? NETDEV_TX_GUEST_CSUM : 0;
+        }
+        int no = dp_port_add(s->dp, &pp, why, sizeof why);
+        if (no < 0) {
+            fs_errf(err, errlen, "%s:%d: port %s: %s", c->origin, pc->line, pc->name, why);
+            return -1;
+        }
+        sp->port_no = (uint16_t)no;
+        struct dp_port_info info;
+        dp_port_get(s->dp, (unsigned)no, &info);
+        sp->dev = info.dev;
+        if (!sp->dev)
+            continue;
+        sp->n_rxq = netdev_n_rxq(sp->dev);
+        sp->n_txq = netdev_n_txq(sp->dev);
+        if (pc->model == SIM_PORT_VM && pc->guest_pps)
+            sp->service_ps = 1000000000000ull / pc->guest_pps;
+        if (pc->model == SIM_PORT_NIC && sp->n_rxq > 1) {
+            sp->rss = malloc(sizeof *sp->rss);
+            sp->rss_memo = calloc(SIM_RSS_MEMO, sizeof *sp->rss_memo);
+            if (!sp->rss || !sp->rss_memo || sim_rss_init(sp->rss, NULL, (uint16_t)sp->n_rxq)) {
+                fs_errf(err, errlen, "out of memory");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The engine's knowledge of the rules, for a sink: a stream's packets are
+ * expected at its expect_port, transformed as configured. */
+struct sim_sink_ref {
+    const struct sim *s;
+    unsigned port;
+};
+
+static bool sim_expect_cb(void *aux, uint16_t model_id, const struct sim_flow_desc *flow,
+                          uint64_t seq, struct sim_expect *exp)
+{
+    const struct sim_sink_ref *ref = aux;
+    (void)flow;
+    (void)seq;
+    const struct sim_cfg *c = ref->s->cfg;
+    if (model_id == 0 || model_id > c->n_streams)
+        return false;
+    const struct sim_stream_cfg *sc = &c->streams[model_id - 1];
+    if (sc->expect_port < 0 || (unsigned)sc->expect_port != ref->port)
+        return false;
+    *exp = sc->expect;
+    return true;
+}
+
+static int sim_add_sinks(struct sim *s, struct sim_sink_ref *refs, char *err, size_t errlen)
+{
+    const struct sim_cfg *c = s->cfg;
+    for (size_t i = 0; i < c->n_ports; i++) {
+        struct sim_port *sp = &s->ports[i];
+        if (!sp->dev)
+            continue;
+        sp->verify = sim_verify_new(SIM_MAX_LISTED);
+        if (!sp->verify) {
+            fs_errf(err, errlen, "out of memory");
+            return -1;
+        }
+        for (size_t k = 0; k < c->n_streams; k++)
+            if (sim_verify_add_model(sp->verify, s->streams[k].traffic)) {
+                fs_errf(err, errlen, "out of memory");
+                return -1;
+            }
+        refs[i] = (struct sim_sink_ref){s, (unsigned)i};
+        sim_verify_expect_by_flow(sp->verify, sim_expect_cb, &refs[i]);
+        if (sp->cfg->capture && c->out_dir) {
+            char path[4096];
+            if (snprintf(path, sizeof path, "%s/%s.pcap", c->out_dir, sp->cfg->name) >=
+                (int)sizeof path) {
+                fs_errf(err, errlen, "%s: path too long", c->out_dir);
+                return -1;
+            }
+            sp->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+                                                            PCAP_TSTAMP_PRECISION_NANO);
+            sp->dump = sp->pcap ? pcap_dump_open(sp->pcap, path) : NULL;
+            if (!sp->dump) {
+                fs_errf(err, errlen, "%s: %s", path,
+                        sp->pcap ? pcap_geterr(sp->pcap) : "cannot open");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int sim_add_pmds(struct sim *s, char *err, size_t errlen)
+{
+    const struct sim_cfg *c = s->cfg;
+    for (unsigned i = 0; i < c->n_pmds; i++) {
+        s->dpps[i] = dp_pmd_create(s->dp);
+        if (!s->dpps[i]) {
+            fs_errf(err, errlen, "out of memory for PMD %u", i);
+            return -1;
+        }
+        s->pmds[i].pmd = s->dpps[i];
+        s->pmds[i].res = &s->res->pmds[i];
+        dp_pmd_counters(s->dpps[i], &s->pmds[i].prev);
+    }
+    if (dp_assign_rxqs(s->dp, s->dpps, c->n_pmds, NULL, 0, err, errlen))
+        return -1;
+    for (unsigned i = 0; i < c->n_pmds; i++) {
+        struct dp_pmd *pmd = s->dpps[i];
+        s->pmds[i].res->rxqs = dp_pmd_n_rxqs(pmd);
+        for (unsigned k = 0; k < dp_pmd_n_rxqs(pmd); k++) {
+            uint16_t port, qid;
+            dp_pmd_get_rxq(pmd, k, &port, &qid);
+            for (size_t p = 0; p < c->n_ports; p++)
+                if (s->ports[p].port_no == port)
+                    s->ports[p].rxq_pmd[qid] = i;
+        }
+        for (size_t p = 0; p < c->n_ports; p++) {
+            struct sim_port *sp = &s->ports[p];
+            if (sp->dev && sp->n_txq)
+                dp_pmd_set_txq(pmd, sp->port_no, i % sp->n_txq, NULL);
+        }
+    }
+    return 0;
+}
+
+/* ---- arrivals -------------------------------------------------------------- */
+
+static void sim_schedule_poll(struct sim *s, unsigned k, uint64_t t)
+{
+    struct sim_vpmd *v = &s->pmds[k];
+    if (t < v->free_at)
+        t = v->free_at;
+    if (v->scheduled && (!v->idle || v->next_poll <= t))
+        return; /* busy until its next poll, or idle but due sooner */
+    v->scheduled = true;
+    v->next_poll = t;
+    sim_evq_push(&s->evq, t, SIM_EV_POLL, k);
+}
+
+/* The one's-complement sum of data, folded (the sim's own arithmetic: the
+ * guest model does not borrow the datapath's checksum engine). */
+static uint16_t sim_sum16(const uint8_t *d, size_t n, uint32_t sum)
+{
+    for (size_t i = 0; i + 1 < n; i += 2)
+        sum += (uint32_t)(d[i] << 8 | d[i + 1]);
+    if (n & 1)
+        sum += (uint32_t)d[n - 1] << 8;
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)sum;
+}
+
+/* A guest with checksum offload sends TCP and UDP with NEEDS_CSUM: the
+ * pseudo-header sum in the field, the rest left to the host (virtio). */
+static void sim_guest_partial(struct pkt *p)
+{
+    struct flow_key key;
+    if (parse_pkt(p, &key) != PARSE_OK || !(p->flags & PKT_F_L4) || (p->flags & PKT_F_FRAG) ||
+        (p->l4_proto != IP_PROTO_TCP && p->l4_proto != IP_PROTO_UDP))
+        return;
+    const uint8_t *ip = p->data + p->l3_ofs;
+    uint32_t sum = 0;
+    if (p->l3 == PKT_L3_IPV4)
+        sum = sim_sum16(ip + 12, 8, 0);
+    else
+        sum = sim_sum16(ip + 8, 32, 0);
+    sum += p->l4_proto;
+    sum += p->l4_len;
+    uint16_t off = p->l4_proto == IP_PROTO_TCP ? 16 : 6;
+    uint16_t f = sim_sum16(NULL, 0, sum);
+    uint8_t *field = p->data + p->l4_ofs + off;
+    field[0] = (uint8_t)(f >> 8);
+    field[1] = (uint8_t)f;
+    uint16_t start = p->l4_ofs;
+    pkt_reset_meta(p);
+    p->flags |= PKT_F_VNET_CSUM;
+    p->csum_start = start;
+    p->csum_offset = off;
+    p->csum[CSUM_L_OUTER_L4] = CSUM_PARTIAL;
+}
+
+/* A frame has fully arrived at its port at sk->arrival_ns: into the rx
+ * ring of its queue (by RSS), or dropped if the ring is full. */
+static void sim_deliver(struct sim *s, struct sim_port *sp, struct sim_pkt *sk, bool bad)
+{
+    struct sim_port_result *pr = sp->res;
+    struct pkt *p = &sk->pkt;
+    unsigned q = 0;
+    if (sp->rss) {
+        uint64_t key = ((uint64_t)sk->stream << 48 | sk->flow) + 1;
+        struct sim_rss_memo *m = &sp->rss_memo[sk->flow % SIM_RSS_MEMO];
+        if (m->key == key) {
+            q = m->q;
+        } else {
+            struct flow_key fk;
+            struct sim_rss_tuple tu;
+            parse_pkt(p, &fk);
+            sim_rss_tuple_from_pkt(p, &tu);
+            q = sim_rss_queue(sp->rss, sim_rss_hash(sp->rss, &tu));
+            pkt_reset_meta(p);
+            m->key = key;
+            m->q = (uint16_t)q;
+        }
+    }
+    if (netdev_dummy_rx_pending(sp->dev, q) >= sp->cfg->rx_ring) {
+        pr->drops[SIM_DROP_RX_MISSED]++;
+        pkt_free(p);
+        return;
+    }
+    if (sp->cfg->model == SIM_PORT_VM && sp->cfg->guest_csum && !bad)
+        sim_guest_partial(p);
+    p->ts = sk->arrival_ns;
+    if (netdev_dummy_inject(sp->dev, q, p)) {
+        pr->drops[SIM_DROP_NOMEM]++; /* freed by the inject */
+        return;
+    }
+    sim_schedule_poll(s, sp->rxq_pmd[q], sk->arrival_ns);
+}
+
+/* The frame at the head of a NIC's link has arrived. */
+static void sim_wire(struct sim *s, unsigned port)
+{
+    struct sim_port *sp = &s->ports[port];
+    struct sim_pkt *sk = sp->wire_head;
+    sp->wire_head = sk->next;
+    if (!sp->wire_head)
+        sp->wire_tail = NULL;
+    else
+        sim_evq_push(&s->evq, sp->wire_head->arrival_ns, SIM_EV_WIRE, port);
+    sk->next = NULL;
+    sim_deliver(s, sp, sk, false);
+}
+
+static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
+{
+    struct sim_stream *st = &s->streams[id];
+    const struct sim_cfg *c = s->cfg;
+    struct sim_port *sp = &s->ports[st->cfg->port];
+    struct sim_port_result *pr = sp->res;
+    struct sim_traffic_info info;
+    size_t len = sim_traffic_next_frame(st->traffic, s->frame, &info);
+    uint64_t next = sim_traffic_next_time(st->traffic);
+    st->next = next < c->duration_ns ? next : UINT64_MAX;
+    st->seq = s->evq.next_seq++;
+    pr->offered++;
+    pr->offered_bytes += len;
+    s->res->offered++;
+
+    uint64_t ts = now;
+    if (sp->cfg->model == SIM_PORT_NIC) {
+        /* The link serialises frames: one cannot finish arriving before
+         * the previous one plus its own wire time. */
+        uint64_t t_ps = now * SIM_PS_PER_NS;
+        uint64_t done = sp->wire_free_ps + sim_wire_ps(sp->cfg->line_bps, (uint32_t)len);
+        if (done < t_ps)
+            done = t_ps;
+        if (done - t_ps > SIM_LINE_BACKLOG_PS) {
+            pr->drops[SIM_DROP_LINE_RATE]++;
+            return;
+        }
+        sp->wire_free_ps = done;
+        ts = (done + SIM_PS_PER_NS - 1) / SIM_PS_PER_NS;
+    }
+    struct sim_pkt *sk = sim_pool_get(&s->pool, (uint32_t)len);
+    if (!sk) {
+        pr->drops[SIM_DROP_NOMEM]++;
+        return;
+    }
+    memcpy(sk->pkt.data, s->frame, len);
+    memcpy(sk->sent, s->frame, len);
+    sk->sent_len = (uint32_t)len;
+    sk->bad = info.bad;
+    sk->arrival_ns = ts;
+    sk->stream = id;
+    sk->flow = info.flow_id;
+    if (ts > now || sp->wire_head) {
+        /* Still on the link (behind frames of other streams): it reaches
+         * the NIC's ring when it has arrived, not before. Deliberately bad
+         * frames never come from a NIC model's guest, so 'bad' only
+         * matters on VMs, which have no link. */
+        if (sp->wire_tail)
+            sp->wire_tail->next = sk;
+        else
+            sp->wire_head = sk;
+        sp->wire_tail = sk;
+        if (sp->wire_head == sk)
+            sim_evq_push(&s->evq, ts, SIM_EV_WIRE, st->cfg->port);
+        return;
+    }
+    sim_deliver(s, sp, sk, info.bad);
+}
+
+/* ---- the sinks -------------------------------------------------------------- */
+
+/* What a guest does with a NEEDS_CSUM packet: finishes the sum from
+ * csum_start over the rest of the frame, with the field as it came. */
+static void sim_guest_complete(struct pkt *p)
+{
+    if ((uint32_t)p->csum_start + p->csum_offset + 2u > p->len)
+        return;
+    uint8_t *field = p->data + p->csum_start + p->csum_offset;
+    uint16_t c = (uint16_t)~sim_sum16(p->data + p->csum_start, p->len - p->csum_start, 0);
+    if (c == 0 && p->csum_offset == 6)
+        c = 0xffff; /* UDP sends a computed 0 as all ones */
+    field[0] = (uint8_t)(c >> 8);
+    field[1] = (uint8_t)c;
+}
+
+static void sim_sink(struct sim *s, struct sim_port *sp, struct pkt *p, uint64_t dep_ns)
+{
+    struct sim_port_result *pr = sp->res;
+    if (p->flags & PKT_F_VNET_CSUM) {
+        sim_guest_complete(p);
+        pr->guest_completed++;
+    }
+    struct sim_pkt *sk = sim_pkt_of(p);
+    if (sk && sk->sent_len)
+        sim_verify_frame_sent(sp->verify, p->data, p->len, sk->sent, sk->sent_len, sk->bad);
+    else
+        sim_verify_frame(sp->verify, p->data, p->len);
+    if (sk)
+        sim_hist_add(&s->res->latency, dep_ns - sk->arrival_ns);
+    if (sp->dump) {
+        struct pcap_pkthdr h;
+        h.ts.tv_sec = (time_t)(dep_ns / 1000000000u);
+        h.ts.tv_usec = (suseconds_t)(dep_ns % 1000000000u); /* ns: a nanosecond pcap */
+        h.caplen = h.len = p->len;
+        pcap_dump((u_char *)sp->dump, &h, p->data);
+    }
+    pr->delivered++;
+    pr->delivered_bytes += p->len;
+    pr->delivered_wire_bytes += (uint64_t)p->len + SIM_WIRE_EXTRA;
+    s->res->delivered++;
+    pkt_free(p);
+}
+
+/* A guest that forwards: what it takes off its vring at 'dep' goes back
+ * to the host through another of its ports (as the guest's own stack or a
+ * testpmd would send it: NEEDS_CSUM only where that port negotiated it). */
+static void sim_guest_forward(struct sim *s, struct sim_port *from, struct pkt *p, uint64_t dep)
+{
+    struct sim_port *to = &s->ports[from->cfg->forward];
+    from->res->forwarded++;
+    if ((p->flags & PKT_F_VNET_CSUM) && !to->cfg->guest_csum) {
+        sim_guest_complete(p);
+        from->res->guest_completed++;
+    }
+    if (netdev_dummy_rx_pending(to->dev, 0) >= to->cfg->rx_ring) {
+        to->res->drops[SIM_DROP_RX_MISSED]++;
+        pkt_free(p);
+        return;
+    }
+    bool vnet = p->flags & PKT_F_VNET_CSUM;
+    uint16_t start = p->csum_start, off = p->csum_offset;
+    uint8_t l4 = p->csum[CSUM_L_OUTER_L4];
+    pkt_reset_meta(p);
+    if (vnet) {
+        p->flags |= PKT_F_VNET_CSUM;
+        p->csum_start = start;
+        p->csum_offset = off;
+        p->csum[CSUM_L_OUTER_L4] = l4;
+    }
+    p->ts = dep;
+    if (netdev_dummy_inject(to->dev, 0, p)) {
+        to->res->drops[SIM_DROP_NOMEM]++;
+        return;
+    }
+    sim_schedule_poll(s, to->rxq_pmd[0], dep);
+}
+
+/* Takes what PMD k sent on each port during its poll, which ended at
+ * 'end': the packets leave through the port's ring. Returns how many. */
+static uint64_t sim_collect(struct sim *s, unsigned k, uint64_t end)
+{
+    uint64_t n = 0;
+    struct pkt *out[SIM_COLLECT_BURST];
+    for (size_t i = 0; i < s->cfg->n_ports; i++) {
+        struct sim_port *sp = &s->ports[i];
+        if (!sp->dev || !sp->n_txq)
+            continue;
+        unsigned q = dp_pmd_txq_id(s->pmds[k].pmd, sp->port_no);
+        struct sim_txring *r = &sp->tx[q];
+        int got;
+        while ((got = netdev_dummy_collect(sp->dev, q, out, SIM_COLLECT_BURST)) > 0) {
+            for (int j = 0; j < got; j++) {
+                struct pkt *p = out[j];
+                uint64_t dep_ps = end * SIM_PS_PER_NS;
+                uint64_t service = sp->cfg->model == SIM_PORT_NIC
+                                       ? sim_wire_ps(sp->cfg->line_bps, p->len)
+                                       : sp->service_ps;
+                if (service) {
+                    if (r->last_ps > dep_ps)
+                        dep_ps = r->last_ps;
+                    dep_ps += service;
+                    sim_txring_push(r, dep_ps);
+                }
+                uint64_t dep = (dep_ps + SIM_PS_PER_NS - 1) / SIM_PS_PER_NS;
+                if (sp->cfg->model == SIM_PORT_VM && sp->cfg->forward >= 0)
+                    sim_guest_forward(s, sp, p, dep);
+                else
+                    sim_sink(s, sp, p, dep);
+            }
+            n += (uint64_t)got;
+        }
+    }
+    return n;
+}
+
+/* Before PMD k polls at 'now': each of its tx queues takes what its ring
+ * has room for (the ring drains at the line rate, or the guest's). */
+static void sim_set_budgets(struct sim *s, unsigned k, uint64_t now)
+{
+    for (size_t i = 0; i < s->cfg->n_ports; i++) {
+        struct sim_port *sp = &s->ports[i];
+        if (!sp->dev || !sp->n_txq)
+            continue;
+        unsigned q = dp_pmd_txq_id(s->pmds[k].pmd, sp->port_no);
+        bool ring = sp->cfg->model == SIM_PORT_NIC || sp->service_ps;
+        if (!ring) {
+            netdev_dummy_set_tx_budget(sp->dev, q, -1);
+            continue;
+        }
+        struct sim_txring *r = &sp->tx[q];
+        sim_txring_drain(r, now * SIM_PS_PER_NS);
+        size_t room = r->count < sp->cfg->tx_ring ? sp->cfg->tx_ring - r->count : 0;
+        netdev_dummy_set_tx_budget(sp->dev, q, (int64_t)room);
+    }
+}
+
+/* ---- polls ----------------------------------------------------------------- */
+
+static uint64_t sim_sum(const uint64_t *v, size_t n)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        t += v[i];
+    return t;
+}
+
+/* The events of one poll, from the core's counters before and after it. */
+static void sim_poll_counts(const struct dp_counters *a, const struct dp_counters *b,
+                            unsigned rx, uint64_t sends, uint64_t tx, uint64_t *c)
+{
+    const uint64_t *fa = a->fcache.n, *fb = b->fcache.n;
+    memset(c, 0, SIM_COST_N * sizeof *c);
+    c[SIM_COST_POLL_ITER] = 1;
+    c[SIM_COST_RX_BURST] = b->n[DP_STAT_RX_BURSTS] - a->n[DP_STAT_RX_BURSTS];
+    c[SIM_COST_RX_PKT] = rx;
+    c[SIM_COST_PARSE] = sim_sum(b->parse, PARSE_N_RESULTS) - sim_sum(a->parse, PARSE_N_RESULTS);
+    c[SIM_COST_EMC_HIT] = fb[FCACHE_STAT_EMC_HITS] - fa[FCACHE_STAT_EMC_HITS];
+    c[SIM_COST_SMC_HIT] = fb[FCACHE_STAT_SMC_HITS] - fa[FCACHE_STAT_SMC_HITS];
+    c[SIM_COST_MEGAFLOW_HIT] = fb[FCACHE_STAT_MEGAFLOW_HITS] - fa[FCACHE_STAT_MEGAFLOW_HITS];
+    c[SIM_COST_SUBTABLE_PROBE] =
+        fb[FCACHE_STAT_SUBTABLE_LOOKUPS] + fb[FCACHE_STAT_SUBTABLE_LOOKUPS_MISS] -
+        fa[FCACHE_STAT_SUBTABLE_LOOKUPS] - fa[FCACHE_STAT_SUBTABLE_LOOKUPS_MISS];
+    c[SIM_COST_UPCALL] = fb[FCACHE_STAT_UPCALLS] - fa[FCACHE_STAT_UPCALLS];
+    c[SIM_COST_MEGAFLOW_INSTALL] =
+        fb[FCACHE_STAT_MEGAFLOWS_INSTALLED] - fa[FCACHE_STAT_MEGAFLOWS_INSTALLED];
+    c[SIM_COST_ACTION] = b->n[DP_STAT_ACTION_RUNS] - a->n[DP_STAT_ACTION_RUNS];
+    c[SIM_COST_CSUM_BYTE] = b->csum.n[CSUM_STAT_SW_BYTES] - a->csum.n[CSUM_STAT_SW_BYTES];
+    c[SIM_COST_CSUM_PKT] = sim_sum(&b->csum.n[CSUM_STAT_SW], CSUM_L_N) -
+                           sim_sum(&a->csum.n[CSUM_STAT_SW], CSUM_L_N);
+    c[SIM_COST_CSUM_VERIFY_BYTE] =
+        b->csum.n[CSUM_STAT_SW_VERIFY_BYTES] - a->csum.n[CSUM_STAT_SW_VERIFY_BYTES];
+    c[SIM_COST_TUNNEL_PUSH] = b->n[DP_STAT_TNL_PUSH] - a->n[DP_STAT_TNL_PUSH];
+    c[SIM_COST_TUNNEL_POP] = b->n[DP_STAT_TNL_POP] - a->n[DP_STAT_TNL_POP];
+    c[SIM_COST_SEND_CALL] = sends;
+    c[SIM_COST_TX_PKT] = tx;
+    c[SIM_COST_DROP] = sim_sum(b->drops, DROP_N_REASONS) - sim_sum(a->drops, DROP_N_REASONS);
+}
+
+static void sim_poll(struct sim *s, unsigned k, uint64_t now)
+{
+    struct sim_vpmd *v = &s->pmds[k];
+    v->scheduled = false;
+    sim_set_budgets(s, k, now);
+    unsigned rx = dp_pmd_poll(v->pmd, now);
+
+    /* The cost of what the core did, and of the send calls to each port. */
+    struct dp_counters cur;
+    dp_pmd_counters(v->pmd, &cur);
+    uint64_t sends = 0;
+    double extra = 0;
+    for (size_t i = 0; i < s->cfg->n_ports; i++) {
+        struct sim_port *sp = &s->ports[i];
+        if (!sp->dev)
+            continue;
+        uint64_t calls = netdev_dummy_send_calls(sp->dev);
+        uint64_t d = calls - sp->send_calls_seen;
+        sp->send_calls_seen = calls;
+        sp->res->send_calls += d;
+        sends += d;
+        extra += (double)d * sp->cfg->send_cost_ns;
+    }
+    /* The packets leave at the end of the poll: collect after the cost is
+     * known, counting them before. */
+    uint64_t tx_before = 0;
+    for (size_t i = 0; i < s->cfg->n_ports; i++) {
+        struct sim_port *sp = &s->ports[i];
+        if (sp->dev) {
+            unsigned q = dp_pmd_txq_id(v->pmd, sp->port_no);
+            tx_before += sp->n_txq ? netdev_dummy_tx_pending(sp->dev, q) : 0;
+        }
+    }
+    uint64_t counts[SIM_COST_N];
+    sim_poll_counts(&v->prev, &cur, rx, sends, tx_before, counts);
+    v->prev = cur;
+    for (int e = 0; e < SIM_COST_N; e++)
+        s->res->cost_counts[e] += counts[e];
+    double cost = sim_profile_apply(&s->cfg->profile, counts) + extra + v->carry;
+    double whole = floor(cost);
+    v->carry = cost - whole;
+    uint64_t dt = whole >= 1 ? (uint64_t)whole : 1;
+    uint64_t end = now + dt;
+    v->free_at = end;
+    v->res->polls++;
+    v->res->rx_packets += rx;
+    if (rx) {
+        v->res->busy_ns += dt;
+    } else {
+        v->res->idle_ns += dt;
+        v->res->idle_polls++;
+    }
+    sim_collect(s, k, end);
+
+    v->idle = rx == 0;
+    if (rx) {
+        sim_schedule_poll(s, k, end);
+        return;
+    }
+    /* Idle: it holds no packets (an idle poll flushes them all); it sleeps
+     * until the next frame due on one of its queues. */
+    uint64_t wake = UINT64_MAX;
+    for (unsigned i = 0; i < dp_pmd_n_rxqs(v->pmd); i++) {
+        uint16_t port, qid;
+        uint64_t ts;
+        dp_pmd_get_rxq(v->pmd, i, &port, &qid);
+        struct dp_port_info pi;
+        dp_port_get(s->dp, port, &pi);
+        if (pi.dev && netdev_rxq_peek(pi.dev, qid, &ts) == NETDEV_RX_READY && ts < wake)
+            wake = ts;
+    }
+    if (wake != UINT64_MAX)
+        sim_schedule_poll(s, k, wake);
+}
+
+/* ---- the run ---------------------------------------------------------------- */
+
+static int sim_alloc(struct sim *s, struct sim_results *res, char *err, size_t errlen)
+{
+    const struct sim_cfg *c = s->cfg;
+    memset(res, 0, sizeof *res);
+    res->n_ports = c->n_ports;
+    res->n_pmds = c->n_pmds;
+    res->ports = calloc(c->n_ports ? c->n_ports : 1, sizeof *res->ports);
+    res->pmds = calloc(c->n_pmds, sizeof *res->pmds);
+    res->dp = calloc(1, sizeof *res->dp);
+    res->violations = calloc(SIM_MAX_LISTED, sizeof *res->violations);
+    s->ports = calloc(c->n_ports ? c->n_ports : 1, sizeof *s->ports);
+    s->pmds = calloc(c->n_pmds, sizeof *s->pmds);
+    s->dpps = calloc(c->n_pmds, sizeof *s->dpps);
+    s->streams = calloc(c->n_streams ? c->n_streams : 1, sizeof *s->streams);
+    if (!res->ports || !res->pmds || !res->dp || !res->violations || !s->ports || !s->pmds ||
+        !s->dpps || !s->streams || sim_hist_init(&res->latency)) {
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void sim_teardown(struct sim *s)
+{
+    const struct sim_cfg *c = s->cfg;
+    for (unsigned i = 0; s->dpps && i < c->n_pmds; i++)
+        dp_pmd_destroy(s->dpps[i]);
+    for (size_t i = 0; s->ports && i < c->n_ports; i++) {
+        struct sim_port *sp = &s->ports[i];
+        if (sp->dump)
+            pcap_dump_close(sp->dump);
+        if (sp->pcap)
+            pcap_close(sp->pcap);
+        sim_verify_destroy(sp->verify);
+        free(sp->rss);
+        free(sp->rss_memo);
+        for (unsigned q = 0; q < NETDEV_MAX_QUEUES; q++)
+            free(sp->tx[q].dep);
+    }
+    dp_destroy(s->dp); /* frees what the dummy ports still hold */
+    for (size_t i = 0; s->streams && i < c->n_streams; i++)
+        sim_traffic_destroy(s->streams[i].traffic);
+    sim_evq_fini(&s->evq);
+    sim_pool_fini(&s->pool);
+    free(s->ports);
+    free(s->pmds);
+    free(s->dpps);
+    free(s->streams);
+}
+
+/* Packets still inside the datapath or its devices. */
+static uint64_t sim_in_flight(const struct sim *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->cfg->n_ports; i++) {
+        const struct sim_port *sp = &s->ports[i];
+        for (unsigned q = 0; sp->dev && q < sp->n_rxq; q++)
+            n += netdev_dummy_rx_pending(sp->dev, q);
+        for (unsigned q = 0; sp->dev && q < sp->n_txq; q++)
+            n += netdev_dummy_tx_pending(sp->dev, q);
+    }
+    for (unsigned k = 0; k < s->cfg->n_pmds; k++)
+        n += dp_pmd_queued(s->dpps[k]);
+    return n;
+}
+
+static void sim_finish(struct sim *s)
+{
+    struct sim_results *res = s->res;
+    dp_stats_collect(s->dp, s->dpps, s->cfg->n_pmds, res->dp);
+    struct dp_totals t;
+    dp_stats_totals(res->dp, dp_n_ports(s->dp), &t);
+    res->copies = t.copies;
+    res->in_flight = sim_in_flight(s);
+    res->dropped = t.dropped;
+    for (size_t i = 0; i < s->cfg->n_ports; i++) {
+        struct sim_port *sp = &s->ports[i];
+        for (int d = 0; d < SIM_DROP_N; d++) {
+            res->drops[d] += sp->res->drops[d];
+            res->dropped += sp->res->drops[d];
+        }
+        if (!sp->verify)
+            continue;
+        sp->res->verify = *sim_verify_stats(sp->verify);
+        const struct sim_verify_violation *list;
+        size_t n = sim_verify_listed(sp->verify, &list);
+        for (size_t j = 0; j < n && res->n_violations < SIM_MAX_LISTED; j++)
+            res->violations[res->n_violations++] = list[j];
+    }
+}
+
+int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_t errlen)
+{
+    struct sim s;
+    memset(&s, 0, sizeof s);
+    s.cfg = cfg;
+    s.res = res;
+    sim_evq_init(&s.evq);
+    sim_pool_init(&s.pool, SIM_TRAFFIC_FRAME_MAX);
+    struct sim_sink_ref *refs = calloc(cfg->n_ports ? cfg->n_ports : 1, sizeof *refs);
+    int rc = -1;
+    if (!refs || cfg->n_pmds == 0) {
+        fs_errf(err, errlen, cfg->n_pmds ? "out of memory" : "no PMD to run");
+        goto out;
+    }
+    if (sim_alloc(&s, res, err, errlen) || sim_check_rates(&s, err, errlen) ||
+        dp_create(&cfg->knobs, &s.dp, err, errlen))
+        goto out;
+    if (sim_add_ports(&s, err, errlen))
+        goto out;
+    struct dp_rule_edit e = {.clear = true, .add = cfg->rules, .n_add = cfg->n_rules};
+    if (dp_rules_apply(s.dp, &e, cfg->origin, err, errlen))
+        goto out;
+    for (size_t i = 0; i < cfg->n_streams; i++) {
+        const struct sim_stream_cfg *sc = &cfg->streams[i];
+        const struct sim_port_cfg *pc = &cfg->ports[sc->port];
+        char why[256];
+        s.streams[i].cfg = sc;
+        s.streams[i].traffic =
+            sim_traffic_new(&sc->traffic, cfg->seed, (uint16_t)(i + 1),
+                            pc->model == SIM_PORT_NIC ? (double)pc->line_bps : 0, why,
+                            sizeof why);
+        if (!s.streams[i].traffic) {
+            fs_errf(err, errlen, "%s:%d: traffic %s: %s", cfg->origin, sc->line, sc->name,
+                    why);
+            goto out;
+        }
+    }
+    if (sim_add_sinks(&s, refs, err, errlen) || sim_add_pmds(&s, err, errlen))
+        goto out;
+
+    /* The streams' next arrivals stay out of the event queue (one per
+     * stream, taken in turn): the earliest event is the queue's head or
+     * one of them, ties in scheduling order as in the queue. */
+    for (size_t i = 0; i < cfg->n_streams; i++) {
+        s.streams[i].next = cfg->duration_ns > 0 ? 0 : UINT64_MAX;
+        s.streams[i].seq = s.evq.next_seq++;
+    }
+    struct sim_event ev;
+    for (;;) {
+        size_t first = SIZE_MAX;
+        for (size_t i = 0; i < cfg->n_streams; i++) {
+            const struct sim_stream *st = &s.streams[i];
+            if (st->next != UINT64_MAX &&
+                (first == SIZE_MAX || st->next < s.streams[first].next ||
+                 (st->next == s.streams[first].next && st->seq < s.streams[first].seq)))
+                first = i;
+        }
+        const struct sim_event *head = sim_evq_empty(&s.evq) ? NULL : &s.evq.heap[0];
+        if (first != SIZE_MAX &&
+            (!head || s.streams[first].next < head->time ||
+             (s.streams[first].next == head->time && s.streams[first].seq < head->seq))) {
+            ev = (struct sim_event){s.streams[first].next, 0, SIM_EV_ARRIVAL, (uint32_t)first};
+        } else if (!sim_evq_pop(&s.evq, &ev)) {
+            break;
+        }
+        res->events++;
+        res->end_ns = ev.time;
+        if (ev.kind == SIM_EV_ARRIVAL)
+            sim_arrival(&s, ev.id, ev.time);
+        else if (ev.kind == SIM_EV_WIRE)
+            sim_wire(&s, ev.id);
+        else if (s.pmds[ev.id].scheduled && s.pmds[ev.id].next_poll == ev.time)
+            sim_poll(&s, ev.id, ev.time);
+        if (cfg->progress && !(res->events & (SIM_PROGRESS_EVENTS - 1)))
+            cfg->progress(cfg->progress_aux, ev.time, res->offered);
+    }
+    sim_finish(&s);
+    rc = 0;
+out:
+    sim_teardown(&s);
+    free(refs);
+    if (rc)
+        sim_results_free(res);
+    return rc;
+}
+
+void sim_results_free(struct sim_results *res)
+{
+    if (!res)
+        return;
+    free(res->ports);
+    free(res->pmds);
+    free(res->dp);
+    free(res->violations);
+    sim_hist_destroy(&res->latency);
+    memset(res, 0, sizeof *res);
+}
