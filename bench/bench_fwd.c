@@ -40,36 +40,6 @@ static double bf_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void bf_put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-/* A 64-byte Ethernet/IPv4/UDP frame of flow i (checksums not filled: the
- * datapath never looks at them on this path). */
-static struct pkt *bf_packet(unsigned i)
-{
-    uint8_t f[64];
-    memset(f, 0, sizeof f);
-    memcpy(f, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00", 14);
-    uint8_t *ip = f + 14;
-    ip[0] = 0x45;
-    bf_put16(ip + 2, 50);
-    ip[8] = 64;
-    ip[9] = 17;
-    memcpy(ip + 12, "\x0a\x00\x00\x01", 4);
-    ip[16] = 10;
-    ip[17] = (uint8_t)(i >> 16);
-    ip[18] = (uint8_t)(i >> 8);
-    ip[19] = (uint8_t)i;
-    uint8_t *udp = ip + 20;
-    bf_put16(udp, (uint16_t)(1024 + (i & 0x7fff)));
-    bf_put16(udp + 2, 4789 + 1);
-    bf_put16(udp + 4, 30);
-    return pkt_from_data(f, sizeof f);
-}
-
 /* One round: 64 rx batches of PKT_BATCH_MAX packets. */
 #define BF_ROUND (64 * PKT_BATCH_MAX)
 
@@ -184,7 +154,7 @@ int main(int argc, char **argv)
     struct pkt *pool[BF_POOL];
     unsigned n_pool = 0, next_flow = 0;
     for (unsigned i = 0; i < BF_POOL; i++)
-        pool[n_pool++] = bf_packet(next_flow++ % flows);
+        pool[n_pool++] = bench_udp_packet(next_flow++ % flows);
 
     struct bf_ctx c = {
         .pmd = pmd, .in = in, .out = out, .pool = pool, .n_pool = n_pool,

@@ -46,25 +46,6 @@ static double bk_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static struct pkt *bk_packet(unsigned i)
-{
-    uint8_t f[64];
-    memset(f, 0, sizeof f);
-    memcpy(f, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00", 14);
-    uint8_t *ip = f + 14;
-    ip[0] = 0x45;
-    ip[3] = 50;
-    ip[8] = 64;
-    ip[9] = 17;
-    memcpy(ip + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
-    uint8_t *udp = ip + 20;
-    udp[0] = 4;
-    udp[1] = (uint8_t)i;
-    udp[3] = 53;
-    udp[5] = 30;
-    return pkt_from_data(f, sizeof f);
-}
-
 struct bk {
     struct pmd_runtime *rt;
     struct netdev *in, *out;
@@ -169,7 +150,7 @@ int main(int argc, char **argv)
     b.in = pin.dev;
     b.out = pout.dev;
     for (unsigned i = 0; i < BK_POOL; i++)
-        b.pool[b.n_pool++] = bk_packet(0);
+        b.pool[b.n_pool++] = bench_udp_packet(0);
 
     int rc = 0;
     if (batches) {
