@@ -22,6 +22,7 @@
 struct sc_sim {
     double duration_s;
     bool duration_set;
+    double warmup_s;
     uint64_t seed;
     unsigned pmds;
     bool allow_overload;
@@ -98,6 +99,16 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
         }
         s->duration_s = d;
         s->duration_set = true;
+    } else if (!strcmp(k, "warmup")) {
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !(d >= 0) || d > 3600) {
+            fs_errf(err, errlen, "bad value '%s' for 'warmup' (seconds, >= 0, below duration)",
+                    v);
+            return -1;
+        }
+        s->warmup_s = d;
     } else if (!strcmp(k, "seed")) {
         if (sc_uint(v, UINT64_MAX, &u)) {
             fs_errf(err, errlen, "bad value '%s' for 'seed' (a non-negative integer)", v);
@@ -123,7 +134,7 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
         }
     } else {
         fs_errf(err, errlen,
-                "unknown key '%s' in [sim] (known: duration, seed, pmds, profile, "
+                "unknown key '%s' in [sim] (known: duration, warmup, seed, pmds, profile, "
                 "allow-overload)",
                 k);
         return -1;
@@ -659,6 +670,12 @@ static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t er
     s->seed = c->sim.seed;
     s->n_pmds = c->sim.pmds;
     s->duration_ns = (uint64_t)llround(c->sim.duration_s * 1e9);
+    s->warmup_ns = (uint64_t)llround(c->sim.warmup_s * 1e9);
+    if (s->warmup_ns >= s->duration_ns) {
+        fs_errf(err, errlen, "%s: [sim] warmup (%g s) must be below duration (%g s)", cfg->path,
+                c->sim.warmup_s, c->sim.duration_s);
+        return -1;
+    }
     s->allow_overload = c->sim.allow_overload;
     s->knobs = cfg->knobs;
     s->ports = sc->ports;

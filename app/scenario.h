@@ -5,6 +5,9 @@
  *
  *   [sim]
  *   duration = 0.01        ; seconds of traffic (virtual time), > 0
+ *   warmup = 0             ; seconds before the measurement window (the
+ *                          ; report's "window": steady-state rates and
+ *                          ; hit shares), below duration
  *   seed = 1               ; every random stream derives from it
  *   pmds = 1               ; virtual PMDs, 1..64
  *   profile = default      ; or a cost profile file (JSON, sim/profile.h)
