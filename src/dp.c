@@ -957,6 +957,7 @@ static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct p
         }
     }
     pmd->parse_results[PARSE_OK] += n;
+    pmd->n[DP_STAT_LAYOUT_ONLY] += n;
     *kept_bytes = bytes;
     return n;
 }

@@ -223,6 +223,8 @@ const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd);
                                        * a time (not single-output runs) */   \
     X(TNL_PUSH, tnl_push)             /* packets encapsulated */              \
     X(TNL_POP, tnl_pop)               /* packets decapsulated */              \
+    X(LAYOUT_ONLY, layout_only)       /* packets validated without a flow key \
+                                       * (a port's one in_port subtable) */   \
     X(QUEUED, queued)                 /* gauge: packets in output queues */
 
 enum dp_stat {
