@@ -38,6 +38,7 @@
     X(RX_BURST, "rx_burst", 25.0, "one rx burst call on an rx queue")                  \
     X(RX_PKT, "rx_packet", 3.0, "a packet received")                                   \
     X(PARSE, "parse", 6.0, "a packet parsed into a flow key")                          \
+    X(PARSE_LAYOUT, "parse_layout", 3.0, "a packet validated without a flow key")      \
     X(FLOW_HASH, "flow_hash", 4.0, "a flow key hashed for the EMC and SMC")            \
     X(EMC_HIT, "emc_hit", 4.0, "an exact-match cache hit")                             \
     X(EMC_MISS, "emc_miss", 6.0, "an exact-match cache probe that missed")             \
@@ -47,7 +48,8 @@
     X(SUBTABLE_PROBE, "subtable_probe", 12.0, "a classifier subtable probed")          \
     X(UPCALL, "upcall", 1500.0, "a miss handled by the rule table (slow path)")        \
     X(MEGAFLOW_INSTALL, "megaflow_install", 400.0, "a megaflow installed")             \
-    X(ACTION, "action_executed", 2.0, "an action executed on a packet")                \
+    X(ACTION, "action_executed", 2.0, "an action list executed on a packet")                \
+    X(COPY, "packet_copy", 20.0, "a packet copied for one more output")                \
     X(CSUM_BYTE, "sw_csum_byte", 0.011, "a byte summed to fill a checksum")           \
     X(CSUM_PKT, "sw_csum_packet", 4.0, "a checksum filled in software")               \
     X(CSUM_VERIFY, "sw_csum_verify", 4.0, "a checksum verified in software")          \

@@ -102,11 +102,11 @@ static void test_event_table(void **state)
     (void)state;
     /* The events the cost model needs, by their report names. */
     static const char *const want[] = {
-        "poll_iteration", "rx_burst", "rx_packet", "parse", "flow_hash", "emc_hit",
-        "emc_miss", "smc_hit", "smc_miss", "megaflow_hit", "subtable_probe", "upcall",
-        "megaflow_install", "action_executed", "sw_csum_byte", "sw_csum_packet",
-        "sw_csum_verify", "sw_csum_verify_byte", "tunnel_push", "tunnel_pop", "send_call",
-        "tx_packet", "drop", "nic_rx_packet", "nic_tx_packet"};
+        "poll_iteration", "rx_burst", "rx_packet", "parse", "parse_layout", "flow_hash",
+        "emc_hit", "emc_miss", "smc_hit", "smc_miss", "megaflow_hit", "subtable_probe",
+        "upcall", "megaflow_install", "action_executed", "packet_copy", "sw_csum_byte",
+        "sw_csum_packet", "sw_csum_verify", "sw_csum_verify_byte", "tunnel_push", "tunnel_pop",
+        "send_call", "tx_packet", "drop", "nic_rx_packet", "nic_tx_packet"};
     assert_int_equal(SIM_COST_N, sizeof want / sizeof want[0]);
     for (int i = 0; i < SIM_COST_N; i++) {
         assert_string_equal(sim_cost_name((enum sim_cost)i), want[i]);
