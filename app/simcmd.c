@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
+#include "calibcmd.h"
 #include "report.h"
 #include "scenario.h"
 #include "simcmd.h"
@@ -71,6 +72,8 @@ int fs_cmd_sim(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    if (argc >= 2 && !strcmp(argv[1], "calibrate"))
+        return fs_cmd_sim_calibrate(argc - 1, argv + 1);
     bool json = false;
     const char *out_dir = NULL, *seed = NULL;
     const char *sets[SIM_MAX_SETS + 1];

@@ -1,0 +1,336 @@
+/* calibcmd.c: `flowswitch sim calibrate`, a cost profile measured on this
+ * machine (sim/calibrate.h).
+ *
+ *   flowswitch sim calibrate [--out PROFILE.json] [--quick] [--repeats N]
+ *                            [--polls N] [--cpu N] [--json]
+ *
+ * Measures the TSC rate against the monotonic clock, runs the calibration
+ * workloads pinned to one CPU, fits the costs and writes a profile (the
+ * CPU model from /proc/cpuinfo, the measured TSC rate as "ghz", the costs
+ * in ns, and under "calibration" the workloads, their measured and fitted
+ * cycles and the status of every event). The profile is read back with
+ * the loader before it is kept: a profile it would refuse is an error. */
+#define _GNU_SOURCE
+#include "calibcmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/dummy/netdev-dummy.h"
+#include "calibrate.h"
+#include "profile.h"
+#include "sys.h"
+
+#define CAL_EXIT_OK 0
+#define CAL_EXIT_USAGE 1
+#define CAL_EXIT_FAILED 2
+
+static void calib_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: flowswitch sim calibrate [--out PROFILE.json] [--quick] [--repeats N]\n"
+            "                                [--polls N] [--cpu N] [--json]\n"
+            "Measures the cost model's per-event costs on this machine: the real core on\n"
+            "dummy ports, each poll timed with the TSC, over workloads that vary each\n"
+            "event independently, fitted by non-negative least squares of cycles per poll\n"
+            "on the events per poll (medians over --repeats runs of --polls polls).\n"
+            "--out writes the profile (else it goes to stdout after the table); --json\n"
+            "prints the profile only; --cpu pins the measurement (default: the last CPU\n"
+            "this process may use); --quick measures a reduced catalogue.\n");
+}
+
+/* The TSC rate in GHz: cycles over monotonic ns across 'ms' of spinning,
+ * the median of three tries. */
+static double calib_tsc_ghz(unsigned ms)
+{
+    double g[3];
+    for (int i = 0; i < 3; i++) {
+        uint64_t n0 = fs_mono_ns(), c0 = fs_cycles();
+        while (fs_mono_ns() - n0 < (uint64_t)ms * 1000000u)
+            ;
+        uint64_t n1 = fs_mono_ns(), c1 = fs_cycles();
+        g[i] = (double)(c1 - c0) / (double)(n1 - n0);
+    }
+    double a = g[0] < g[1] ? g[0] : g[1], b = g[0] < g[1] ? g[1] : g[0];
+    return g[2] < a ? a : g[2] > b ? b : g[2];
+}
+
+/* /proc/cpuinfo's first "model name", or "unknown". */
+static void calib_cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10))
+            continue;
+        char *c = strchr(line, ':');
+        if (!c)
+            continue;
+        c++;
+        while (*c == ' ' || *c == '\t')
+            c++;
+        c[strcspn(c, "\n")] = '\0';
+        snprintf(buf, size, "%s", c);
+        break;
+    }
+    fclose(f);
+}
+
+static void calib_loop(void)
+{
+    /* What app/pmd.c's loop reads beside the TSC every iteration. */
+    volatile uint64_t now = fs_mono_ns();
+    (void)now;
+}
+
+static void calib_progress(void *aux, size_t done, size_t total, const char *name)
+{
+    (void)aux;
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\rcalibrate: %zu/%zu %-40s", done + 1, total, name);
+}
+
+static const char *calib_status(const struct sim_calib *c, int e, char *buf, size_t size)
+{
+    if (c->twin[e] == -1)
+        return "identified";
+    if (c->twin[e] == -2)
+        return "not exercised (no workload counts it)";
+    snprintf(buf, size, "collinear with %s (their sum is identified)",
+             sim_cost_name((enum sim_cost)c->twin[e]));
+    return buf;
+}
+
+static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, double ghz,
+                                  const struct sim_calib_opts *o, int pinned)
+{
+    json_t *rows = json_array();
+    for (size_t i = 0; i < c->n_rows; i++) {
+        const struct sim_calib_row *r = &c->rows[i];
+        json_t *counts = json_object();
+        for (int e = 0; e < SIM_COST_N; e++)
+            if (r->counts[e] != 0)
+                json_object_set_new(counts, sim_cost_name((enum sim_cost)e),
+                                    json_real(r->counts[e]));
+        json_array_append_new(
+            rows, json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:o}", "name",
+                            r->name, "isolates", r->isolates, "burst", (int)r->burst,
+                            "frame_bytes", (int)r->frame, "cycles_per_poll", r->cycles,
+                            "cycles_min", r->cycles_min, "cycles_max", r->cycles_max,
+                            "polls_discarded", (int)r->polls_discarded,
+                            "fitted_cycles", r->fitted, "rel_error",
+                            r->cycles > 0 ? r->fitted / r->cycles - 1 : 0.0,
+                            "events_per_poll", counts));
+    }
+    json_t *events = json_object();
+    json_t *costs = json_object();
+    for (int e = 0; e < SIM_COST_N; e++) {
+        char buf[128];
+        double ns = c->cost_cycles[e] / ghz;
+        json_object_set_new(events, sim_cost_name((enum sim_cost)e),
+                            json_pack("{s:f, s:f, s:s}", "cycles", c->cost_cycles[e], "ns", ns,
+                                      "status", calib_status(c, e, buf, sizeof buf)));
+        json_object_set_new(costs, sim_cost_name((enum sim_cost)e),
+                            json_real(round(ns * 1e4) / 1e4));
+    }
+    char desc[512];
+    snprintf(desc, sizeof desc,
+             "Calibrated by flowswitch sim calibrate on this CPU: the core on dummy ports, "
+             "%zu workloads, %u runs of %u timed polls each; ghz is the measured TSC rate; "
+             "NIC driver costs 0 (the dummy device's own cost is in rx_packet and tx_packet).",
+             c->n_rows, o->repeats, o->polls);
+    json_t *calib = json_pack(
+        "{s:s, s:f, s:i, s:i, s:i, s:i, s:b, s:f, s:f, s:o, s:o}", "estimator",
+        sim_calib_estimator, "tsc_ghz", ghz, "repeats", (int)o->repeats, "polls",
+        (int)o->polls, "warm_polls", (int)o->warm_polls, "cpu_pinned", pinned, "quick",
+        o->quick, "rms_rel_error", c->rms_rel_err, "max_rel_error", c->max_rel_err, "events",
+        events, "workloads", rows);
+    return json_pack("{s:s, s:f, s:s, s:o, s:o}", "cpu", cpu, "ghz", round(ghz * 1e6) / 1e6,
+                     "description", desc, "calibration", calib, "costs_ns", costs);
+}
+
+static void calib_table(FILE *out, const struct sim_calib *c, double ghz, const char *cpu)
+{
+    fprintf(out, "calibration on %s, TSC %.4f GHz\n", cpu, ghz);
+    fprintf(out, "%-28s %10s %10s %8s %9s\n", "workload", "cyc/poll", "fitted", "error",
+            "discarded");
+    for (size_t i = 0; i < c->n_rows; i++) {
+        const struct sim_calib_row *r = &c->rows[i];
+        fprintf(out, "%-28s %10.1f %10.1f %+7.1f%% %9u\n", r->name, r->cycles, r->fitted,
+                r->cycles > 0 ? 100 * (r->fitted / r->cycles - 1) : 0.0, r->polls_discarded);
+    }
+    fprintf(out, "fit: rms relative error %.1f%%, max %.1f%%\n", 100 * c->rms_rel_err,
+            100 * c->max_rel_err);
+    fprintf(out, "%-20s %10s %10s  %s\n", "event", "cycles", "ns", "status");
+    for (int e = 0; e < SIM_COST_N; e++) {
+        char buf[128];
+        fprintf(out, "%-20s %10.3f %10.4f  %s\n", sim_cost_name((enum sim_cost)e),
+                c->cost_cycles[e], c->cost_cycles[e] / ghz, calib_status(c, e, buf, sizeof buf));
+    }
+}
+
+/* Pins the calling thread to 'cpu' (-1: the last one it may use).
+ * Returns the CPU, or -1 if it could not pin. */
+static int calib_pin(int cpu)
+{
+    cpu_set_t set;
+    if (cpu < 0) {
+        if (sched_getaffinity(0, sizeof set, &set))
+            return -1;
+        for (int i = CPU_SETSIZE - 1; i >= 0; i--)
+            if (CPU_ISSET(i, &set)) {
+                cpu = i;
+                break;
+            }
+    }
+    if (cpu < 0)
+        return -1;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) ? -1 : cpu;
+}
+
+static int calib_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s < '0' || *s > '9' || *end || errno || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int fs_cmd_sim_calibrate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"out", required_argument, NULL, 'o'},   {"quick", no_argument, NULL, 'q'},
+        {"repeats", required_argument, NULL, 'r'}, {"polls", required_argument, NULL, 'p'},
+        {"cpu", required_argument, NULL, 'c'},   {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    const char *out_path = NULL;
+    bool json = false;
+    long cpu = -1;
+    struct sim_calib_opts o = {.repeats = 5, .polls = 2000, .warm_polls = 600};
+    int ch;
+    unsigned long v;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'q':
+            o.quick = true;
+            break;
+        case 'r':
+        case 'p':
+        case 'c':
+            if (calib_uint(optarg, ch == 'c' ? CPU_SETSIZE - 1 : 1000000, &v) ||
+                (ch != 'c' && v == 0)) {
+                fprintf(stderr, "flowswitch sim calibrate: bad --%s '%s'\n",
+                        ch == 'r' ? "repeats" : ch == 'p' ? "polls" : "cpu", optarg);
+                return CAL_EXIT_USAGE;
+            }
+            if (ch == 'r')
+                o.repeats = (unsigned)v;
+            else if (ch == 'p')
+                o.polls = (unsigned)v;
+            else
+                cpu = (long)v;
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'h':
+            calib_usage(stdout);
+            return CAL_EXIT_OK;
+        default:
+            fprintf(stderr, "flowswitch sim calibrate: try 'flowswitch sim calibrate --help'\n");
+            return CAL_EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "flowswitch sim calibrate: unexpected argument '%s'\n", argv[optind]);
+        return CAL_EXIT_USAGE;
+    }
+    if (o.quick) {
+        o.polls = o.polls < 300 ? o.polls : 300;
+        o.warm_polls = 100;
+        o.repeats = o.repeats < 3 ? o.repeats : 3;
+    }
+    netdev_dummy_register();
+    int pinned = calib_pin((int)cpu);
+    if (pinned < 0 && cpu >= 0) {
+        fprintf(stderr, "flowswitch sim calibrate: cannot pin to CPU %ld: %s\n", cpu,
+                strerror(errno));
+        return CAL_EXIT_USAGE;
+    }
+    char model[256];
+    calib_cpu_model(model, sizeof model);
+    double ghz = calib_tsc_ghz(o.quick ? 20 : 200);
+    struct sim_calib_clock clk = {.cycles = fs_cycles, .loop = calib_loop};
+    o.progress = calib_progress;
+    struct sim_calib c;
+    char err[1024];
+    int rc = sim_calibrate(&clk, &o, &c, err, sizeof err);
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\r%70s\r", "");
+    if (rc) {
+        fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
+        return CAL_EXIT_FAILED;
+    }
+    json_t *doc = calib_profile_json(&c, model, ghz, &o, pinned);
+    char tmp[] = "/tmp/fs-calibrate-XXXXXX";
+    const char *path = out_path;
+    if (!path) {
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            fprintf(stderr, "flowswitch sim calibrate: %s: %s\n", tmp, strerror(errno));
+            json_decref(doc);
+            sim_calib_free(&c);
+            return CAL_EXIT_FAILED;
+        }
+        close(fd);
+        path = tmp;
+    }
+    rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    if (rc) {
+        fprintf(stderr, "flowswitch sim calibrate: %s: cannot write\n", path);
+        json_decref(doc);
+        sim_calib_free(&c);
+        return CAL_EXIT_FAILED;
+    }
+    /* The loader is the judge of a profile: complete and non-negative. */
+    struct sim_profile check;
+    if (sim_profile_load(path, &check, err, sizeof err)) {
+        fprintf(stderr, "flowswitch sim calibrate: the profile written is refused: %s\n", err);
+        rc = CAL_EXIT_FAILED;
+    }
+    if (!json)
+        calib_table(stdout, &c, ghz, model);
+    if (!out_path) {
+        if (!json)
+            printf("\n");
+        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+        printf("\n");
+        unlink(path);
+    } else if (!json) {
+        printf("wrote %s\n", out_path);
+    }
+    json_decref(doc);
+    sim_calib_free(&c);
+    return rc ? CAL_EXIT_FAILED : CAL_EXIT_OK;
+}
