@@ -23,6 +23,7 @@
 #include "scenario.h"
 #include "simcmd.h"
 #include "sys.h"
+#include "trafficpcap.h"
 
 #define SIM_EXIT_OK 0
 #define SIM_EXIT_USAGE 1
@@ -34,13 +35,19 @@ static void sim_usage(FILE *out)
     fprintf(out,
             "usage: flowswitch sim [--seed N] [--json] [--out-dir DIR]\n"
             "                      [--set SECTION.KEY=VALUE ...] SCENARIO\n"
+            "       flowswitch sim --traffic-pcap DIR [--packets N] [--set ...] SCENARIO\n"
+            "       flowswitch sim calibrate [--out PROFILE.json] ...\n"
             "Runs the datapath core on simulated ports and traffic in virtual time and\n"
             "prints what happened: throughput per port and PMD, drops by reason, cache\n"
             "hits, checksums by place, latency percentiles, what the sinks verified.\n"
             "--seed overrides [sim] seed; --set overrides any key (sim.KEY,\n"
             "datapath.KEY, port.NAME.KEY, traffic.NAME.KEY); --out-dir receives the\n"
             "captures of ports with capture = true. Exit status: 0 ok, 1 usage or\n"
-            "scenario error, 2 the run found a violation or lost a packet.\n");
+            "scenario error, 2 the run found a violation or lost a packet.\n"
+            "--traffic-pcap writes the first N (--packets, default 65536) packets of\n"
+            "each traffic stream to DIR/NAME.pcap instead of simulating: the frames the\n"
+            "simulation offers, for a pcap port (e.g. DPDK net_pcap) to replay.\n"
+            "'flowswitch sim calibrate --help' describes the calibration.\n");
 }
 
 struct sim_progress {
@@ -69,13 +76,16 @@ int fs_cmd_sim(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"out-dir", required_argument, NULL, 'o'},
         {"set", required_argument, NULL, 'S'},
+        {"traffic-pcap", required_argument, NULL, 'T'},
+        {"packets", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     if (argc >= 2 && !strcmp(argv[1], "calibrate"))
         return fs_cmd_sim_calibrate(argc - 1, argv + 1);
     bool json = false;
-    const char *out_dir = NULL, *seed = NULL;
+    const char *out_dir = NULL, *seed = NULL, *pcap_dir = NULL;
+    unsigned long long pcap_packets = 65536;
     const char *sets[SIM_MAX_SETS + 1];
     size_t n_sets = 0;
     char seed_set[64];
@@ -99,6 +109,20 @@ int fs_cmd_sim(int argc, char **argv)
             }
             sets[n_sets++] = optarg;
             break;
+        case 'T':
+            pcap_dir = optarg;
+            break;
+        case 'n': {
+            char *end;
+            errno = 0;
+            pcap_packets = strtoull(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || errno || pcap_packets == 0 ||
+                pcap_packets > 100000000ull) {
+                fprintf(stderr, "flowswitch sim: bad --packets '%s' (1..100000000)\n", optarg);
+                return SIM_EXIT_USAGE;
+            }
+            break;
+        }
         case 'h':
             sim_usage(stdout);
             return SIM_EXIT_OK;
@@ -118,10 +142,11 @@ int fs_cmd_sim(int argc, char **argv)
         }
         sets[n_sets++] = seed_set;
     }
-    if (out_dir) {
-        int rc = fs_mkdir_p(out_dir);
+    const char *dirs[2] = {out_dir, pcap_dir};
+    for (int i = 0; i < 2; i++) {
+        int rc = dirs[i] ? fs_mkdir_p(dirs[i]) : 0;
         if (rc) {
-            fprintf(stderr, "flowswitch: %s: %s\n", out_dir, strerror(-rc));
+            fprintf(stderr, "flowswitch: %s: %s\n", dirs[i], strerror(-rc));
             return SIM_EXIT_USAGE;
         }
     }
@@ -132,6 +157,13 @@ int fs_cmd_sim(int argc, char **argv)
     if (scenario_load(argv[optind], sets, n_sets, &sc, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return SIM_EXIT_USAGE;
+    }
+    if (pcap_dir) {
+        int rc = traffic_pcap_write(&sc, pcap_dir, pcap_packets, stdout, err, sizeof err);
+        if (rc)
+            fprintf(stderr, "%s\n", err);
+        scenario_free(&sc);
+        return rc ? SIM_EXIT_USAGE : SIM_EXIT_OK;
     }
     struct sim_progress prog = {.start_ns = fs_mono_ns()};
     sc.sim.out_dir = out_dir;
