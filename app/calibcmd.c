@@ -2,14 +2,21 @@
  * machine (sim/calibrate.h).
  *
  *   flowswitch sim calibrate [--out PROFILE.json] [--quick] [--repeats N]
- *                            [--polls N] [--cpu N] [--json]
+ *                            [--polls N] [--cpu N] [--json] [--base PROFILE]
+ *                            [--nic-rx DEVARGS --nic-tx DEVARGS [--nic-mbufs N]
+ *                             -- EAL-ARGS]
  *
  * Measures the TSC rate against the monotonic clock, runs the calibration
  * workloads pinned to one CPU, fits the costs and writes a profile (the
  * CPU model from /proc/cpuinfo, the measured TSC rate as "ghz", the costs
  * in ns, and under "calibration" the workloads, their measured and fitted
- * cycles and the status of every event). The profile is read back with
- * the loader before it is kept: a profile it would refuse is an error. */
+ * cycles and the status of every event). With --base, the core's costs
+ * are those of an existing profile instead. With --nic-rx/--nic-tx (DPDK
+ * builds), the NIC driver cost is measured too: bursts received from a
+ * DPDK port and sent on another (no datapath), against the same on dummy
+ * ports; the difference per packet is nic_rx_packet (nic_tx_packet stays
+ * 0: one figure per forwarded packet). The profile is read back with the
+ * loader before it is kept: a profile it would refuse is an error. */
 #define _GNU_SOURCE
 #include "calibcmd.h"
 
@@ -25,7 +32,11 @@
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
+#ifdef HAVE_DPDK
+#include "backends/dpdk/netdev-dpdk.h"
+#endif
 #include "calibrate.h"
+#include "netdev.h"
 #include "profile.h"
 #include "sys.h"
 
@@ -44,7 +55,12 @@ static void calib_usage(FILE *out)
             "on the events per poll (medians over --repeats runs of --polls polls).\n"
             "--out writes the profile (else it goes to stdout after the table); --json\n"
             "prints the profile only; --cpu pins the measurement (default: the last CPU\n"
-            "this process may use); --quick measures a reduced catalogue.\n");
+            "this process may use); --quick measures a reduced catalogue; --base takes\n"
+            "the core's costs from a profile instead of measuring them.\n"
+            "--nic-rx DEVARGS --nic-tx DEVARGS [--nic-mbufs N] -- EAL-ARGS (DPDK builds):\n"
+            "also measures what a DPDK port pair costs per forwarded packet beyond a\n"
+            "dummy pair (e.g. --nic-rx net_pcap0,rx_pcap=t.pcap,infinite_rx=1 --nic-tx\n"
+            "net_null0,size=64,no-rx=1 -- -l 1 --no-pci): the profile's nic_rx_packet.\n");
 }
 
 /* The TSC rate in GHz: cycles over monotonic ns across 'ms' of spinning,
@@ -201,6 +217,86 @@ static int calib_pin(int cpu)
     return sched_setaffinity(0, sizeof set, &set) ? -1 : cpu;
 }
 
+struct calib_nic {
+    const char *rx, *tx;      /* devargs, NULL: no NIC measurement */
+    const char *mbufs;
+    char **eal;               /* argv for the EAL, [0] the program */
+    int n_eal;
+    double dpdk_cpp, dummy_cpp;
+};
+
+/* The NIC driver's cycles per packet beyond a dummy port's. */
+static int calib_nic(struct calib_nic *n, const struct sim_calib_clock *clk,
+                     const struct sim_calib_opts *o, char *err, size_t errlen)
+{
+#ifdef HAVE_DPDK
+    if (netdev_dpdk_init(n->n_eal, n->eal, err, errlen))
+        return -1;
+    netdev_dpdk_register();
+    const struct netdev_opt rx_opts[] = {{"devargs", n->rx, 0}, {"rxqs", "1", 0},
+                                         {"txqs", "1", 0}, {"burst", "32", 0},
+                                         {"mbufs", n->mbufs, 0}};
+    const struct netdev_opt tx_opts[] = {{"devargs", n->tx, 0}, {"rxqs", "0", 0},
+                                         {"txqs", "1", 0}};
+    struct netdev_args ra = {.opts = rx_opts, .n_opts = n->mbufs ? 5 : 4, .base_dir = "",
+                             .out_dir = ""};
+    struct netdev_args ta = {.opts = tx_opts, .n_opts = 3, .base_dir = "", .out_dir = ""};
+    char why[512];
+    struct netdev *rx = netdev_open("nic-rx", "dpdk", &ra, why, sizeof why);
+    struct netdev *tx = rx ? netdev_open("nic-tx", "dpdk", &ta, why, sizeof why) : NULL;
+    int rc = -1;
+    if (!rx || !tx) {
+        snprintf(err, errlen, "--nic-%s: %s", rx ? "tx" : "rx", why);
+    } else {
+        struct sim_calib_dev d = {.rx = rx, .tx = tx};
+        rc = sim_calib_device(clk, o, &d, &n->dpdk_cpp, err, errlen);
+    }
+    if (tx)
+        netdev_close(tx);
+    if (rx)
+        netdev_close(rx);
+    netdev_dpdk_fini();
+    if (rc)
+        return -1;
+    return sim_calib_dummy_io(clk, o, &n->dummy_cpp, err, errlen);
+#else
+    (void)n;
+    (void)clk;
+    (void)o;
+    snprintf(err, errlen, "--nic-rx/--nic-tx need the DPDK backend (not compiled in)");
+    return -1;
+#endif
+}
+
+/* Puts the NIC measurement into a profile document. */
+static void calib_nic_json(json_t *doc, const struct calib_nic *n, double ghz)
+{
+    double extra = n->dpdk_cpp - n->dummy_cpp;
+    if (extra < 0)
+        extra = 0;
+    json_t *costs = json_object_get(doc, "costs_ns");
+    json_object_set_new(costs, "nic_rx_packet", json_real(round(extra / ghz * 1e4) / 1e4));
+    json_object_set_new(costs, "nic_tx_packet", json_real(0));
+    json_t *calib = json_object_get(doc, "calibration");
+    if (!calib) {
+        calib = json_object();
+        json_object_set_new(doc, "calibration", calib);
+    }
+    json_object_set_new(calib, "nic",
+                        json_pack("{s:s, s:s, s:f, s:f, s:f, s:s}", "rx_devargs", n->rx,
+                                  "tx_devargs", n->tx, "dpdk_cycles_per_packet", n->dpdk_cpp,
+                                  "dummy_cycles_per_packet", n->dummy_cpp, "tsc_ghz", ghz,
+                                  "charged", "nic_rx_packet: (dpdk - dummy) cycles per "
+                                  "forwarded packet / tsc_ghz; nic_tx_packet 0"));
+    const char *d = json_string_value(json_object_get(doc, "description"));
+    char desc[1024];
+    snprintf(desc, sizeof desc,
+             "%s NIC driver cost: %s into %s, %.1f cycles per forwarded packet beyond a "
+             "dummy pair's, charged as nic_rx_packet.",
+             d ? d : "", n->rx, n->tx, extra);
+    json_object_set_new(doc, "description", json_string(desc));
+}
+
 static int calib_uint(const char *s, unsigned long max, unsigned long *out)
 {
     char *end;
@@ -218,9 +314,12 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},   {"quick", no_argument, NULL, 'q'},
         {"repeats", required_argument, NULL, 'r'}, {"polls", required_argument, NULL, 'p'},
         {"cpu", required_argument, NULL, 'c'},   {"json", no_argument, NULL, 'j'},
+        {"base", required_argument, NULL, 'b'},  {"nic-rx", required_argument, NULL, 'R'},
+        {"nic-tx", required_argument, NULL, 'X'}, {"nic-mbufs", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    const char *out_path = NULL;
+    const char *out_path = NULL, *base = NULL;
+    struct calib_nic nic = {.rx = NULL};
     bool json = false;
     long cpu = -1;
     struct sim_calib_opts o = {.repeats = 5, .polls = 2000, .warm_polls = 600};
@@ -254,6 +353,18 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         case 'j':
             json = true;
             break;
+        case 'b':
+            base = optarg;
+            break;
+        case 'R':
+            nic.rx = optarg;
+            break;
+        case 'X':
+            nic.tx = optarg;
+            break;
+        case 'M':
+            nic.mbufs = optarg;
+            break;
         case 'h':
             calib_usage(stdout);
             return CAL_EXIT_OK;
@@ -262,9 +373,27 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
             return CAL_EXIT_USAGE;
         }
     }
-    if (optind != argc) {
+    bool dashes = optind > 0 && optind <= argc && !strcmp(argv[optind - 1], "--");
+    if (optind != argc && !dashes) {
         fprintf(stderr, "flowswitch sim calibrate: unexpected argument '%s'\n", argv[optind]);
         return CAL_EXIT_USAGE;
+    }
+    if (!nic.rx != !nic.tx || (dashes && !nic.rx)) {
+        fprintf(stderr, "flowswitch sim calibrate: --nic-rx and --nic-tx go together, with "
+                        "the EAL arguments after --\n");
+        return CAL_EXIT_USAGE;
+    }
+    char *eal_argv[64];
+    if (nic.rx) {
+        if (argc - optind + 1 > 64) {
+            fprintf(stderr, "flowswitch sim calibrate: too many EAL arguments\n");
+            return CAL_EXIT_USAGE;
+        }
+        eal_argv[0] = "flowswitch";
+        for (int i = optind; i < argc; i++)
+            eal_argv[i - optind + 1] = argv[i];
+        nic.eal = eal_argv;
+        nic.n_eal = argc - optind + 1;
     }
     if (o.quick) {
         o.polls = o.polls < 300 ? o.polls : 300;
@@ -284,15 +413,34 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
     struct sim_calib_clock clk = {.cycles = fs_cycles, .loop = calib_loop};
     o.progress = calib_progress;
     struct sim_calib c;
+    memset(&c, 0, sizeof c);
     char err[1024];
-    int rc = sim_calibrate(&clk, &o, &c, err, sizeof err);
-    if (isatty(STDERR_FILENO))
-        fprintf(stderr, "\r%70s\r", "");
-    if (rc) {
+    json_t *doc = NULL;
+    if (nic.rx && calib_nic(&nic, &clk, &o, err, sizeof err)) {
         fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
         return CAL_EXIT_FAILED;
     }
-    json_t *doc = calib_profile_json(&c, model, ghz, &o, pinned);
+    if (base) {
+        struct sim_profile bp;
+        json_error_t je;
+        if (sim_profile_load(base, &bp, err, sizeof err) ||
+            !(doc = json_load_file(base, 0, &je))) {
+            fprintf(stderr, "flowswitch sim calibrate: --base %s\n", doc ? err : je.text);
+            return CAL_EXIT_USAGE;
+        }
+    } else {
+        int rc = sim_calibrate(&clk, &o, &c, err, sizeof err);
+        if (isatty(STDERR_FILENO))
+            fprintf(stderr, "\r%70s\r", "");
+        if (rc) {
+            fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
+            return CAL_EXIT_FAILED;
+        }
+        doc = calib_profile_json(&c, model, ghz, &o, pinned);
+    }
+    if (nic.rx)
+        calib_nic_json(doc, &nic, ghz);
+    int rc;
     char tmp[] = "/tmp/fs-calibrate-XXXXXX";
     const char *path = out_path;
     if (!path) {
@@ -319,8 +467,12 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         fprintf(stderr, "flowswitch sim calibrate: the profile written is refused: %s\n", err);
         rc = CAL_EXIT_FAILED;
     }
-    if (!json)
+    if (!json && !base)
         calib_table(stdout, &c, ghz, model);
+    if (!json && nic.rx)
+        printf("NIC %s -> %s: %.1f cycles per packet, dummy ports %.1f: nic_rx_packet "
+               "%.4f ns\n", nic.rx, nic.tx, nic.dpdk_cpp, nic.dummy_cpp,
+               (nic.dpdk_cpp > nic.dummy_cpp ? nic.dpdk_cpp - nic.dummy_cpp : 0) / ghz);
     if (!out_path) {
         if (!json)
             printf("\n");

@@ -9,6 +9,7 @@
 
 #include "backends/dummy/netdev-dummy.h"
 #include "dp.h"
+#include "netdev.h"
 #include "engine.h"
 #include "nnls.h"
 #include "offload.h"
@@ -51,6 +52,8 @@ struct cal_workload {
     const char *traffic; /* "k=v k=v" traffic model keys */
     unsigned bursts[4];  /* 0-terminated; the quick catalogue takes the last */
     unsigned sizes[CAL_MAX_SIZES]; /* frame sizes (0-terminated, none: the traffic's) */
+    unsigned warm_packets; /* at least this many packets before timing (the
+                            * caches of a large flow population fill slowly) */
 };
 
 #define CAL_L3 "priority=10,in_port=p0,ip,nw_dst=10.0.0.0/8 actions=output:p1"
@@ -87,55 +90,58 @@ struct cal_workload {
     "priority=1,ip actions=output:p1"
 
 static const struct cal_workload cal_catalogue[] = {
-    {"idle", "poll_iteration", CAL_PHY, CAL_F_IDLE, "", CAL_L3, "", {1}, {0}},
+    {"idle", "poll_iteration", CAL_PHY, CAL_F_IDLE, "", CAL_L3, "", {1}, {0}, 0},
     {"inport", "rx_burst, rx_packet, send_call, tx_packet (the keyless path)", CAL_PHY, 0, "",
-     "in_port=p0 actions=output:p1", "flows=1", {1, 4, 16, 32}, {0}},
+     "in_port=p0 actions=output:p1", "flows=1", {1, 4, 16, 32}, {0}, 0},
     {"direct", "parse, megaflow_hit, subtable_probe (one subtable, looked up directly)",
-     CAL_PHY, 0, "", CAL_L3, "flows=1000", {1, 8, 32}, {0}},
+     CAL_PHY, 0, "", CAL_L3, "flows=1000", {1, 8, 32}, {0}, 0},
     {"emc", "flow_hash, emc_hit", CAL_PHY, 0, "direct-subtables=0 emc-insert-inv-prob=1",
-     CAL_L3, "flows=64", {1, 8, 32}, {0}},
+     CAL_L3, "flows=64", {1, 8, 32}, {0}, 0},
     {"emc-miss", "emc_miss (EMC overflowing), smc_hit", CAL_PHY, 0,
-     "direct-subtables=0 emc-insert-inv-prob=1", CAL_L3, "flows=200000", {8, 32}, {0}},
+     "direct-subtables=0 emc-insert-inv-prob=1", CAL_L3, "flows=200000", {8, 32}, {0}, 0},
     {"smc", "smc_hit (EMC off)", CAL_PHY, 0, "direct-subtables=0 emc-insert-inv-prob=0",
-     CAL_L3, "flows=1000", {8, 32}, {0}},
+     CAL_L3, "flows=1000", {8, 32}, {0}, 0},
     {"smc-large", "smc_hit over a large table", CAL_PHY, 0,
-     "direct-subtables=0 emc-insert-inv-prob=0", CAL_L3, "flows=500000", {8, 32}, {0}},
+     "direct-subtables=0 emc-insert-inv-prob=0", CAL_L3, "flows=500000", {8, 32}, {0}, 0},
+    {"zipf-1m", "emc_hit, emc_miss, smc_hit in their proportions over a million Zipf flows",
+     CAL_PHY, 0, "direct-subtables=0", CAL_L3, "flows=1000000 popularity=zipf:1.0",
+     {8, 32}, {0}, 2000000},
     {"smc-miss", "smc_miss, megaflow_hit (an SMC far smaller than the flows)", CAL_PHY, 0,
      "direct-subtables=0 emc-insert-inv-prob=0 smc-entries=1024", CAL_L3, "flows=100000",
-     {8, 32}, {0}},
+     {8, 32}, {0}, 0},
     {"classifier-1", "megaflow_hit, subtable_probe, flow_hash (no caches)", CAL_PHY, 0,
-     CAL_NOCACHE, CAL_L3, "flows=1000", {8, 32}, {0}},
+     CAL_NOCACHE, CAL_L3, "flows=1000", {8, 32}, {0}, 0},
     {"classifier-4", "subtable_probe (5 subtables)", CAL_PHY, 0, CAL_NOCACHE, CAL_MASKS4,
-     "flows=500 dst-ip=10.1.0.0/16", {8, 32}, {0}},
+     "flows=500 dst-ip=10.1.0.0/16", {8, 32}, {0}, 0},
     {"classifier-16", "subtable_probe (17 subtables)", CAL_PHY, 0, CAL_NOCACHE, CAL_MASKS16,
-     "flows=500 dst-ip=10.1.0.0/16", {8, 32}, {0}},
+     "flows=500 dst-ip=10.1.0.0/16", {8, 32}, {0}, 0},
     {"upcall", "upcall, megaflow_install (exact source addresses: every packet a new megaflow)",
      CAL_PHY, 0, "megaflow-max=4096",
      "priority=20,ip,nw_src=192.0.2.9 actions=drop;" CAL_L3,
-     "flows=4000000 src-ip=10.0.0.0/8", {1, 8, 32}, {0}},
+     "flows=4000000 src-ip=10.0.0.0/8", {1, 8, 32}, {0}, 0},
     {"actions", "action_executed (set fields, decrement TTL)", CAL_PHY, 0, "",
      "priority=10,in_port=p0,ip actions=mod_dl_src:02:00:00:00:0a:01,dec_ttl,output:p1",
-     "flows=100", {8, 32}, {0}},
+     "flows=100", {8, 32}, {0}, 0},
     {"two-outputs", "send_call, tx_packet (two outputs: a copy and two sends)", CAL_PHY, 0,
-     "", "in_port=p0 actions=output:p1,output:p2", "flows=100", {8, 32}, {0}},
+     "", "in_port=p0 actions=output:p1,output:p2", "flows=100", {8, 32}, {0}, 0},
     {"drop", "drop (a drop rule)", CAL_PHY, 0, "", "priority=10,in_port=p0,ip actions=drop",
-     "flows=100", {8, 32}, {0}},
+     "flows=100", {8, 32}, {0}, 0},
     {"truncated", "rx_packet, drop (received, never parsed)", CAL_PHY, CAL_F_TRUNC, "",
-     CAL_L3, "flows=100", {8, 32}, {0}},
+     CAL_L3, "flows=100", {8, 32}, {0}, 0},
     {"flush-50us", "send_call against tx_packet (output batching over polls)", CAL_PHY, 0,
-     "tx-flush-interval=50", CAL_L3, "flows=100", {2, 8}, {0}},
+     "tx-flush-interval=50", CAL_L3, "flows=100", {2, 8}, {0}, 0},
     {"csum", "sw_csum_packet, sw_csum_byte (a guest's PARTIAL completed for a NIC)", CAL_PHY,
-     CAL_F_GUEST, "", CAL_L3, "flows=100 proto=udp", {8, 32}, {64, 512, 1500}},
+     CAL_F_GUEST, "", CAL_L3, "flows=100 proto=udp", {8, 32}, {64, 512, 1500}, 0},
     {"decap-unknown", "tunnel_pop, sw_csum_verify, sw_csum_verify_byte (outer checksums)",
      CAL_DECAP, 0, "", "in_port=vx0 actions=output:p1",
-     "vxlan-share=1 vxlan-udp-csum=true flows=1000", {32}, {64, 512, 1500}},
+     "vxlan-share=1 vxlan-udp-csum=true flows=1000", {32}, {64, 512, 1500}, 0},
     {"decap-good", "tunnel_pop (the NIC vouched: nothing verified)", CAL_DECAP, CAL_F_GOOD, "",
      "in_port=vx0 actions=output:p1", "vxlan-share=1 vxlan-udp-csum=true flows=1000", {32},
-     {64, 512, 1500}},
+     {64, 512, 1500}, 0},
     {"encap", "tunnel_push", CAL_ENCAP, 0, "", "in_port=p0 actions=output:vx0", "flows=100",
-     {8, 32}, {0}},
+     {8, 32}, {0}, 0},
     {"encap-csum", "tunnel_push, sw_csum_packet (outer UDP checksum in software)", CAL_ENCAP,
-     CAL_F_CSUM, "", "in_port=p0 actions=output:vx0", "flows=100", {32}, {64, 1500}},
+     CAL_F_CSUM, "", "in_port=p0 actions=output:vx0", "flows=100", {32}, {64, 1500}, 0},
 };
 
 #define CAL_N_WORKLOADS (sizeof cal_catalogue / sizeof cal_catalogue[0])
@@ -448,7 +454,10 @@ static int cal_measure(const struct cal_workload *w, unsigned burst, unsigned si
             break;
         }
         uint64_t now = CAL_STEP_NS;
-        for (unsigned i = 0; i < o->warm_polls && rc == 0; i++, now += CAL_STEP_NS)
+        unsigned warm = o->warm_polls;
+        if (burst && w->warm_packets / burst > warm)
+            warm = w->warm_packets / burst;
+        for (unsigned i = 0; i < warm && rc == 0; i++, now += CAL_STEP_NS)
             rc = cal_poll(&r, w, burst, now, clk, NULL, NULL);
         for (unsigned i = 0; i < o->polls && rc == 0; i++, now += CAL_STEP_NS)
             rc = cal_poll(&r, w, burst, now, clk, &cyc[i], &cnt[(size_t)i * SIM_COST_N]);
@@ -473,6 +482,142 @@ static int cal_measure(const struct cal_workload *w, unsigned burst, unsigned si
     free(cyc);
     free(cnt);
     free(scratch);
+    return rc;
+}
+
+/* ---- a device's own cost ---------------------------------------------------------- */
+
+int sim_calib_device(const struct sim_calib_clock *clk, const struct sim_calib_opts *o,
+                     const struct sim_calib_dev *d, double *cycles_per_packet, char *err,
+                     size_t errlen)
+{
+    double *per_run = calloc(o->repeats, sizeof *per_run);
+    uint64_t *cyc = calloc(o->polls, sizeof *cyc);
+    uint64_t *cnt = calloc((size_t)o->polls * SIM_COST_N, sizeof *cnt);
+    double *scratch = calloc(o->polls, sizeof *scratch);
+    int rc = 0;
+    if (!per_run || !cyc || !cnt || !scratch) {
+        fs_errf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    struct pkt_batch b;
+    uint64_t now = CAL_STEP_NS;
+    for (unsigned k = 0; k < o->repeats && rc == 0; k++) {
+        unsigned got = 0, tries = 0;
+        for (unsigned i = 0; i < o->warm_polls + o->polls && rc == 0; now += CAL_STEP_NS) {
+            if (d->refill)
+                d->refill(d->aux, d->rx, now);
+            pkt_batch_init(&b);
+            uint64_t t0 = clk->cycles();
+            if (clk->loop)
+                clk->loop();
+            int n = netdev_rxq_recv(d->rx, 0, &b, now);
+            int sent = n > 0 ? netdev_send(d->tx, 0, b.pkts, n, b.flags) : 0;
+            uint64_t t1 = clk->cycles();
+            for (int j = sent < 0 ? 0 : sent; j < n; j++)
+                pkt_free(b.pkts[j]);
+            if (d->drain)
+                d->drain(d->aux, d->tx);
+            if (n <= 0) {
+                if (++tries > 1000000u) {
+                    fs_errf(err, errlen, "the rx device delivers nothing");
+                    rc = -1;
+                }
+                continue;
+            }
+            if (i >= o->warm_polls) {
+                /* The packets of the poll ride in the rx_packet column. */
+                cyc[got] = t1 - t0;
+                memset(&cnt[(size_t)got * SIM_COST_N], 0, SIM_COST_N * sizeof *cnt);
+                cnt[(size_t)got * SIM_COST_N + SIM_COST_RX_PKT] = (uint64_t)n;
+                got++;
+            }
+            i++;
+        }
+        if (rc)
+            break;
+        double cycles, counts[SIM_COST_N];
+        unsigned dropped;
+        cal_run_figures(cyc, cnt, got, scratch, &cycles, counts, &dropped);
+        per_run[k] = cycles / counts[SIM_COST_RX_PKT];
+    }
+    if (rc == 0)
+        *cycles_per_packet = cal_median(per_run, o->repeats);
+    free(per_run);
+    free(cyc);
+    free(cnt);
+    free(scratch);
+    return rc;
+}
+
+struct cal_dummy_io {
+    struct sim_traffic *traffic;
+    struct sim_pool pool;
+    uint8_t frame[SIM_TRAFFIC_FRAME_MAX];
+    bool failed;
+};
+
+static void cal_dummy_refill(void *aux, struct netdev *rx, uint64_t now)
+{
+    struct cal_dummy_io *io = aux;
+    for (int i = 0; i < PKT_BATCH_MAX; i++) {
+        struct sim_traffic_info info;
+        size_t len = sim_traffic_next_frame(io->traffic, io->frame, &info);
+        struct sim_pkt *sk = sim_pool_get(&io->pool, (uint32_t)len);
+        if (!sk) {
+            io->failed = true;
+            return;
+        }
+        memcpy(sk->pkt.data, io->frame, len);
+        sk->pkt.ts = now;
+        if (netdev_dummy_inject(rx, 0, &sk->pkt))
+            io->failed = true;
+    }
+}
+
+static void cal_dummy_drain(void *aux, struct netdev *tx)
+{
+    (void)aux;
+    struct pkt *out[64];
+    int got;
+    while ((got = netdev_dummy_collect(tx, 0, out, 64)) > 0)
+        for (int i = 0; i < got; i++)
+            pkt_free(out[i]);
+}
+
+int sim_calib_dummy_io(const struct sim_calib_clock *clk, const struct sim_calib_opts *o,
+                       double *cycles_per_packet, char *err, size_t errlen)
+{
+    static const struct netdev_opt opts[] = {
+        {"rxqs", "1", 0}, {"txqs", "1", 0}, {"tx-keep", "true", 0}, {"burst", "32", 0}};
+    struct netdev_args a = {.opts = opts, .n_opts = 4, .base_dir = "", .out_dir = "",
+                            .caps_set = true};
+    struct cal_dummy_io io;
+    memset(&io, 0, sizeof io);
+    sim_pool_init(&io.pool, SIM_TRAFFIC_FRAME_MAX);
+    struct sim_traffic_cfg tc;
+    sim_traffic_cfg_default(&tc);
+    char why[256];
+    io.traffic = sim_traffic_new(&tc, 1, 1, 0, why, sizeof why);
+    struct netdev *rx = netdev_open("calib-rx", "dummy", &a, why, sizeof why);
+    struct netdev *tx = rx ? netdev_open("calib-tx", "dummy", &a, why, sizeof why) : NULL;
+    int rc = -1;
+    if (!io.traffic || !rx || !tx) {
+        fs_errf(err, errlen, "dummy ports: %s", why);
+    } else {
+        struct sim_calib_dev d = {rx, tx, cal_dummy_refill, cal_dummy_drain, &io};
+        rc = sim_calib_device(clk, o, &d, cycles_per_packet, err, errlen);
+        if (rc == 0 && io.failed) {
+            fs_errf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    if (tx)
+        netdev_close(tx);
+    if (rx)
+        netdev_close(rx);
+    sim_traffic_destroy(io.traffic);
+    sim_pool_fini(&io.pool);
     return rc;
 }
 

@@ -101,6 +101,34 @@ int sim_calib_fit(struct sim_calib *c);
 
 void sim_calib_free(struct sim_calib *c);
 
+/* ---- a device's own cost ------------------------------------------------------ */
+
+/* Dummy ports cost little (an in-memory queue); a real device's driver
+ * costs more per packet (descriptors, buffer allocation and release, a
+ * copy for net_pcap). sim_calib_device() times polls that receive a burst
+ * from rx queue 0 of 'rx' and send it at once on tx queue 0 of 'tx' (no
+ * datapath), with the outlier rule above and the median of the runs, and
+ * gives the cycles per packet moved; polls that received nothing are left
+ * out. refill and drain, when set, run untimed around each poll (a device
+ * that needs packets fed or collected). The NIC costs of a profile are
+ * the difference between a real pair and the dummy pair
+ * (sim_calib_dummy_io()), measured alike. */
+struct sim_calib_dev {
+    struct netdev *rx, *tx;
+    void (*refill)(void *aux, struct netdev *rx, uint64_t now);
+    void (*drain)(void *aux, struct netdev *tx);
+    void *aux;
+};
+
+int sim_calib_device(const struct sim_calib_clock *clk, const struct sim_calib_opts *opts,
+                     const struct sim_calib_dev *dev, double *cycles_per_packet, char *err,
+                     size_t errlen);
+
+/* sim_calib_device() on two dummy ports, refilled with bursts of 32
+ * 64-byte frames and drained, as the core calibration's are. */
+int sim_calib_dummy_io(const struct sim_calib_clock *clk, const struct sim_calib_opts *opts,
+                       double *cycles_per_packet, char *err, size_t errlen);
+
 /* The estimator in one sentence, for reports and profiles. */
 extern const char sim_calib_estimator[];
 
