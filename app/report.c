@@ -404,6 +404,15 @@ static json_t *report_sim_json(const struct scenario *sc, const struct sim_resul
                       (json_int_t)p->verify.untagged, "bad_csum_expected",
                       (json_int_t)p->verify.bad_csum_expected, "violations", viol));
     }
+    uint64_t eager = 0, guest = 0;
+    for (size_t i = 0; i < r->n_ports; i++) {
+        const struct sim_port_result *p = &r->ports[i];
+        json_t *pj = json_array_get(ports, i);
+        json_object_set_new(pj, "guest_computed", json_integer((json_int_t)p->guest_computed));
+        json_object_set_new(pj, "host_eager_csum", json_integer((json_int_t)p->eager_csum));
+        eager += p->eager_csum;
+        guest += p->guest_computed;
+    }
     json_object_set_new(doc, "ports", ports);
     json_t *pmds = json_array();
     for (size_t i = 0; i < r->n_pmds; i++) {
@@ -445,6 +454,10 @@ static json_t *report_sim_json(const struct scenario *sc, const struct sim_resul
                   (json_int_t)report_layers_sum(cs, CSUM_STAT_OFFLOADED), "left_to_guest",
                   (json_int_t)cs->n[CSUM_STAT_GUEST_PARTIAL], "bad_forwarded",
                   (json_int_t)cs->n[CSUM_STAT_BAD_FORWARDED]));
+    json_object_set_new(json_object_get(doc, "csum"), "host_eager",
+                        json_integer((json_int_t)eager));
+    json_object_set_new(json_object_get(doc, "csum"), "guest_sender",
+                        json_integer((json_int_t)guest));
     const struct sim_hist *h = &r->latency;
     json_object_set_new(
         doc, "latency_ns",

@@ -310,7 +310,7 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
     static const char *const nic_keys[] = {"rate", "rxqs", "txqs", "rx-ring", "tx-ring",
                                            "capture", NULL};
     static const char *const vm_keys[] = {"rxqs", "txqs", "vring", "guest-rate", "send-cost",
-                                          "capture", "forward", NULL};
+                                          "capture", "forward", "host-csum", NULL};
     if (netdev_opt_check(&a, nic ? nic_keys : vm_keys, why, sizeof why)) {
         fs_errf(err, errlen, "%s:%d: port %s (%s): %s", cfg->path, cp->line, cp->name,
                 cp->type, why);
@@ -366,6 +366,13 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
             p->forward = to;
         }
         p->guest_csum = cp->caps.flags & NETDEV_TX_GUEST_CSUM;
+        const char *hc = netdev_opt_get(&a, "host-csum");
+        if (hc && strcmp(hc, "lazy") && strcmp(hc, "eager")) {
+            fs_errf(err, errlen, "%s:%d: port %s: bad value '%s' for 'host-csum' (lazy or "
+                    "eager)", cfg->path, sc_opt_line(cp, "host-csum"), cp->name, hc);
+            return -1;
+        }
+        p->eager_csum = hc && !strcmp(hc, "eager");
         p->guest_pps = rate;
         p->send_cost_ns = (double)cost;
     }

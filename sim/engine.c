@@ -70,6 +70,8 @@ struct sim_vpmd {
     uint64_t next_poll;          /* the time of its live poll event */
     uint64_t free_at;            /* when its last poll's work ended */
     double carry;                /* fraction of a ns of cost not yet charged */
+    uint64_t pending[SIM_COST_N]; /* work done for it outside the core (an
+                                   * eager vhost rx), charged at its next poll */
     struct dp_counters prev;
     struct sim_pmd_result *res;
 };
@@ -432,6 +434,33 @@ void sim_guest_partial(struct pkt *p)
     p->csum[CSUM_L_OUTER_L4] = CSUM_PARTIAL;
 }
 
+static void sim_guest_complete(struct pkt *p);
+
+/* A guest without checksum offload computed its TCP and UDP checksums. */
+static void sim_guest_counts(struct pkt *p, struct sim_port_result *pr)
+{
+    struct flow_key key;
+    if (parse_pkt(p, &key) == PARSE_OK && (p->flags & PKT_F_L4) &&
+        (p->l4_proto == IP_PROTO_TCP || p->l4_proto == IP_PROTO_UDP))
+        pr->guest_computed++;
+    pkt_reset_meta(p);
+}
+
+/* The eager placement: the host completes a NEEDS_CSUM packet as vhost rx
+ * takes it, so the core sees a complete packet; the PMD polling the queue
+ * pays the sum. */
+static void sim_eager_csum(struct sim *s, struct sim_port *sp, unsigned q, struct pkt *p)
+{
+    uint64_t bytes = p->len - p->csum_start;
+    sim_guest_complete(p);
+    pkt_reset_meta(p);
+    sp->res->eager_csum++;
+    sp->res->eager_csum_bytes += bytes;
+    struct sim_vpmd *v = &s->pmds[sp->rxq_pmd[q]];
+    v->pending[SIM_COST_CSUM_PKT]++;
+    v->pending[SIM_COST_CSUM_BYTE] += bytes;
+}
+
 /* A frame has fully arrived at its port at sk->arrival_ns: into the rx
  * ring of its queue (by RSS), or dropped if the ring is full. */
 static void sim_deliver(struct sim *s, struct sim_port *sp, struct sim_pkt *sk, bool bad)
@@ -454,6 +483,10 @@ static void sim_deliver(struct sim *s, struct sim_port *sp, struct sim_pkt *sk, 
     }
     if (sp->cfg->model == SIM_PORT_VM && sp->cfg->guest_csum && !bad)
         sim_guest_partial(p);
+    else if (sp->cfg->model == SIM_PORT_VM)
+        sim_guest_counts(p, pr);
+    if (sp->cfg->eager_csum && (p->flags & PKT_F_VNET_CSUM))
+        sim_eager_csum(s, sp, q, p);
     p->ts = sk->arrival_ns;
     if (netdev_dummy_inject(sp->dev, q, p)) {
         pr->drops[SIM_DROP_NOMEM]++; /* freed by the inject */
@@ -787,6 +820,10 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     uint64_t counts[SIM_COST_N];
     sim_poll_counts(&s->cost_ctx, &v->prev, &cur, &io, counts);
     v->prev = cur;
+    for (int e = 0; e < SIM_COST_N; e++) {
+        counts[e] += v->pending[e];
+        v->pending[e] = 0;
+    }
     for (int e = 0; e < SIM_COST_N; e++)
         s->res->cost_counts[e] += counts[e];
     double cost = sim_profile_apply(&s->cfg->profile, counts) + extra + v->carry;

@@ -67,6 +67,11 @@ struct sim_port_cfg {
     bool rx_csum;              /* NIC: delivers checksum verdicts */
     uint32_t tx_caps;          /* NIC: NETDEV_TX_* offloads */
     bool guest_csum;           /* VM: sends NEEDS_CSUM, takes PARTIAL */
+    bool eager_csum;           /* VM with guest_csum: the host completes each
+                                * NEEDS_CSUM packet as it takes it from the
+                                * vring (vhost rx), whatever its egress: the
+                                * work is charged to the PMD that polls the
+                                * queue (sw_csum_packet, sw_csum_byte) */
     uint64_t guest_pps;        /* VM: packets/s the guest takes off its
                                 * vring, 0: at once */
     double send_cost_ns;       /* extra cost of a send call to this port */
@@ -140,6 +145,9 @@ struct sim_port_result {
     uint64_t delivered, delivered_bytes, delivered_wire_bytes; /* left it */
     uint64_t send_calls;
     uint64_t guest_completed;          /* NEEDS_CSUM finished by the guest */
+    uint64_t guest_computed;           /* VM without guest_csum: TCP/UDP
+                                        * checksums its guest computed to send */
+    uint64_t eager_csum, eager_csum_bytes; /* completed at vhost rx (eager_csum) */
     uint64_t forwarded;                /* VM: sent back by a forwarding guest */
     struct sim_verify_stats verify;
 };
