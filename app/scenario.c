@@ -310,7 +310,8 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
     static const char *const nic_keys[] = {"rate", "rxqs", "txqs", "rx-ring", "tx-ring",
                                            "capture", NULL};
     static const char *const vm_keys[] = {"rxqs", "txqs", "vring", "guest-rate", "send-cost",
-                                          "capture", "forward", "host-csum", NULL};
+                                          "capture", "forward", "host-csum", "packet-cost",
+                                          NULL};
     if (netdev_opt_check(&a, nic ? nic_keys : vm_keys, why, sizeof why)) {
         fs_errf(err, errlen, "%s:%d: port %s (%s): %s", cfg->path, cp->line, cp->name,
                 cp->type, why);
@@ -345,10 +346,12 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
         if (sc_port_uint(cfg, cp, &a, "vring", 1, 65536, &rx_ring, err, errlen))
             return -1;
         tx_ring = rx_ring;
-        unsigned long rate = 0, cost = 0;
+        unsigned long rate = 0, cost = 0, pcost = 0;
         if (sc_port_uint(cfg, cp, &a, "guest-rate", 0, 1000000000000ul, &rate, err, errlen) ||
-            sc_port_uint(cfg, cp, &a, "send-cost", 0, 1000000, &cost, err, errlen))
+            sc_port_uint(cfg, cp, &a, "send-cost", 0, 1000000, &cost, err, errlen) ||
+            sc_port_uint(cfg, cp, &a, "packet-cost", 0, 1000000, &pcost, err, errlen))
             return -1;
+        p->packet_cost_ns = (double)pcost;
         if (cp->caps.flags & ~NETDEV_TX_GUEST_CSUM) {
             fs_errf(err, errlen, "%s:%d: port %s: a vm's only capability is guest-csum",
                     cfg->path, cp->line, cp->name);

@@ -24,7 +24,8 @@
  *   capture = false        ; write what it transmits to OUT-DIR/NAME.pcap
  *   ; vm: caps = guest-csum (the guest sends NEEDS_CSUM and takes
  *   ; PARTIAL), guest-rate = 0 (packets/s it drains, 0: at once),
- *   ; send-cost = 0 (ns per send call: a vhost kick), forward = PORT
+ *   ; send-cost = 0 (ns per send call: a vhost kick), packet-cost = 0
+ *   ; (ns per packet the host moves through its vrings), forward = PORT
  *   ; (the guest sends what it receives back out of VM port PORT),
  *   ; host-csum = lazy (the core completes a guest's NEEDS_CSUM at egress
  *   ; when the egress cannot) | eager (vhost rx completes every one)

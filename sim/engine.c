@@ -766,16 +766,21 @@ void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct dp_counters *a
     c[SIM_COST_NIC_TX_PKT] = io->nic_tx;
 }
 
-/* Packets waiting in PMD v's rx queues of NIC-model ports. */
-static uint64_t sim_nic_rx_pending(const struct sim *s, const struct sim_vpmd *v)
+/* Packets waiting in PMD v's rx queues of NIC-model ports, and the
+ * per-packet cost of those waiting in VM ports' (packet_cost_ns). */
+static uint64_t sim_nic_rx_pending(const struct sim *s, const struct sim_vpmd *v,
+                                   double *vm_cost)
 {
     uint64_t n = 0;
+    *vm_cost = 0;
     for (unsigned i = 0; i < dp_pmd_n_rxqs(v->pmd); i++) {
         uint16_t port, qid;
         dp_pmd_get_rxq(v->pmd, i, &port, &qid);
         const struct sim_port *sp = &s->ports[port]; /* ports are numbered in order */
         if (sp->cfg->model == SIM_PORT_NIC)
             n += netdev_dummy_rx_pending(sp->dev, qid);
+        else if (sp->cfg->packet_cost_ns > 0)
+            *vm_cost += netdev_dummy_rx_pending(sp->dev, qid) * sp->cfg->packet_cost_ns;
     }
     return n;
 }
@@ -785,15 +790,17 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     struct sim_vpmd *v = &s->pmds[k];
     v->scheduled = false;
     sim_set_budgets(s, k, now);
-    uint64_t nic_pending = sim_nic_rx_pending(s, v);
+    double vm_before, vm_after;
+    uint64_t nic_pending = sim_nic_rx_pending(s, v, &vm_before);
     unsigned rx = dp_pmd_poll(v->pmd, now);
-    struct sim_poll_io io = {.rx = rx, .nic_rx = nic_pending - sim_nic_rx_pending(s, v)};
+    struct sim_poll_io io = {.rx = rx};
+    io.nic_rx = nic_pending - sim_nic_rx_pending(s, v, &vm_after);
 
     /* The cost of what the core did, and of the send calls to each port. */
     struct dp_counters cur;
     dp_pmd_counters(v->pmd, &cur);
     uint64_t sends = 0;
-    double extra = 0;
+    double extra = vm_before - vm_after;
     for (size_t i = 0; i < s->cfg->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
         if (!sp->dev)
@@ -814,6 +821,7 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
             uint64_t n = netdev_dummy_tx_pending(sp->dev, q);
             io.tx += n;
             io.nic_tx += sp->cfg->model == SIM_PORT_NIC ? n : 0;
+            extra += (double)n * sp->cfg->packet_cost_ns;
         }
     }
     io.sends = sends;

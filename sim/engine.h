@@ -75,6 +75,9 @@ struct sim_port_cfg {
     uint64_t guest_pps;        /* VM: packets/s the guest takes off its
                                 * vring, 0: at once */
     double send_cost_ns;       /* extra cost of a send call to this port */
+    double packet_cost_ns;     /* VM: extra cost per packet the host moves
+                                * through its vrings, either way (vhost's
+                                * copy and descriptors) */
     int forward;               /* VM: the guest sends what it receives back
                                 * through this VM port (an index into
                                 * ports; a testpmd-style loopback), -1:
