@@ -19,6 +19,7 @@
 
 #include "backends/dummy/netdev-dummy.h"
 #include "calibcmd.h"
+#include "experiments.h"
 #include "report.h"
 #include "scenario.h"
 #include "simcmd.h"
@@ -83,6 +84,8 @@ int fs_cmd_sim(int argc, char **argv)
     };
     if (argc >= 2 && !strcmp(argv[1], "calibrate"))
         return fs_cmd_sim_calibrate(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "experiment"))
+        return fs_cmd_sim_experiment(argc - 1, argv + 1);
     bool json = false;
     const char *out_dir = NULL, *seed = NULL, *pcap_dir = NULL;
     unsigned long long pcap_packets = 65536;
