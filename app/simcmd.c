@@ -23,6 +23,7 @@
 #include "report.h"
 #include "scenario.h"
 #include "simcmd.h"
+#include "sweep.h"
 #include "sys.h"
 #include "trafficpcap.h"
 
@@ -37,6 +38,9 @@ static void sim_usage(FILE *out)
             "usage: flowswitch sim [--seed N] [--json] [--out-dir DIR]\n"
             "                      [--set SECTION.KEY=VALUE ...] SCENARIO\n"
             "       flowswitch sim --traffic-pcap DIR [--packets N] [--set ...] SCENARIO\n"
+            "       flowswitch sim --sweep KEY=V1,V2,... [--sweep KEY2=...] [--out-dir DIR]\n"
+            "                      [--set ...] SCENARIO\n"
+            "       flowswitch sim experiment NAME [--out-dir DIR] [--quick] ...\n"
             "       flowswitch sim calibrate [--out PROFILE.json] ...\n"
             "Runs the datapath core on simulated ports and traffic in virtual time and\n"
             "prints what happened: throughput per port and PMD, drops by reason, cache\n"
@@ -48,7 +52,11 @@ static void sim_usage(FILE *out)
             "--traffic-pcap writes the first N (--packets, default 65536) packets of\n"
             "each traffic stream to DIR/NAME.pcap instead of simulating: the frames the\n"
             "simulation offers, for a pcap port (e.g. DPDK net_pcap) to replay.\n"
-            "'flowswitch sim calibrate --help' describes the calibration.\n");
+            "--sweep simulates the scenario once per value of KEY (any --set key; ';'\n"
+            "separates values that hold commas), or per pair with a second --sweep, and\n"
+            "writes a table, plots and index.html to DIR (default sweep-SCENARIO).\n"
+            "'flowswitch sim calibrate --help' and 'flowswitch sim experiment --help'\n"
+            "describe the calibration and the experiments.\n");
 }
 
 struct sim_progress {
@@ -78,6 +86,7 @@ int fs_cmd_sim(int argc, char **argv)
         {"out-dir", required_argument, NULL, 'o'},
         {"set", required_argument, NULL, 'S'},
         {"traffic-pcap", required_argument, NULL, 'T'},
+        {"sweep", required_argument, NULL, 'W'},
         {"packets", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -89,6 +98,8 @@ int fs_cmd_sim(int argc, char **argv)
     bool json = false;
     const char *out_dir = NULL, *seed = NULL, *pcap_dir = NULL;
     unsigned long long pcap_packets = 65536;
+    const char *sweeps[2];
+    size_t n_sweeps = 0;
     const char *sets[SIM_MAX_SETS + 1];
     size_t n_sets = 0;
     char seed_set[64];
@@ -114,6 +125,13 @@ int fs_cmd_sim(int argc, char **argv)
             break;
         case 'T':
             pcap_dir = optarg;
+            break;
+        case 'W':
+            if (n_sweeps == 2) {
+                fprintf(stderr, "flowswitch sim: at most two --sweep\n");
+                return SIM_EXIT_USAGE;
+            }
+            sweeps[n_sweeps++] = optarg;
             break;
         case 'n': {
             char *end;
@@ -144,6 +162,20 @@ int fs_cmd_sim(int argc, char **argv)
             return SIM_EXIT_USAGE;
         }
         sets[n_sets++] = seed_set;
+    }
+    if (n_sweeps) {
+        char cmd[4096], dflt[512];
+        size_t n = (size_t)snprintf(cmd, sizeof cmd, "flowswitch");
+        for (int i = 0; i < argc && n < sizeof cmd; i++)
+            n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", argv[i]);
+        if (!out_dir) {
+            const char *base = strrchr(argv[optind], '/');
+            base = base ? base + 1 : argv[optind];
+            snprintf(dflt, sizeof dflt, "sweep-%.*s", (int)strcspn(base, "."), base);
+            out_dir = dflt;
+        }
+        netdev_dummy_register();
+        return fs_sim_sweep(argv[optind], sets, n_sets, sweeps, n_sweeps, out_dir, cmd);
     }
     const char *dirs[2] = {out_dir, pcap_dir};
     for (int i = 0; i < 2; i++) {
