@@ -3,6 +3,7 @@
  *
  *   flowswitch sim calibrate [--out PROFILE.json] [--quick] [--repeats N]
  *                            [--polls N] [--cpu N] [--json] [--base PROFILE]
+ *                            [--only NAME]
  *                            [--nic-rx DEVARGS --nic-tx DEVARGS [--nic-mbufs N]
  *                             -- EAL-ARGS]
  *
@@ -56,7 +57,9 @@ static void calib_usage(FILE *out)
             "--out writes the profile (else it goes to stdout after the table); --json\n"
             "prints the profile only; --cpu pins the measurement (default: the last CPU\n"
             "this process may use); --quick measures a reduced catalogue; --base takes\n"
-            "the core's costs from a profile instead of measuring them.\n"
+            "the core's costs from a profile instead of measuring them; --only NAME\n"
+            "measures only the workloads whose name starts with NAME (to look at them:\n"
+            "its fit is no profile).\n"
             "--nic-rx DEVARGS --nic-tx DEVARGS [--nic-mbufs N] -- EAL-ARGS (DPDK builds):\n"
             "also measures what a DPDK port pair costs per forwarded packet beyond a\n"
             "dummy pair (e.g. --nic-rx net_pcap0,rx_pcap=t.pcap,infinite_rx=1 --nic-tx\n"
@@ -316,6 +319,7 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         {"cpu", required_argument, NULL, 'c'},   {"json", no_argument, NULL, 'j'},
         {"base", required_argument, NULL, 'b'},  {"nic-rx", required_argument, NULL, 'R'},
         {"nic-tx", required_argument, NULL, 'X'}, {"nic-mbufs", required_argument, NULL, 'M'},
+        {"only", required_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     const char *out_path = NULL, *base = NULL;
@@ -364,6 +368,9 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
             break;
         case 'M':
             nic.mbufs = optarg;
+            break;
+        case 'O':
+            o.only = optarg;
             break;
         case 'h':
             calib_usage(stdout);

@@ -103,9 +103,13 @@ static const struct cal_workload cal_catalogue[] = {
      CAL_L3, "flows=1000", {8, 32}, {0}, 0},
     {"smc-large", "smc_hit over a large table", CAL_PHY, 0,
      "direct-subtables=0 emc-insert-inv-prob=0", CAL_L3, "flows=500000", {8, 32}, {0}, 0},
-    {"zipf-1m", "emc_hit, emc_miss, smc_hit in their proportions over a million Zipf flows",
-     CAL_PHY, 0, "direct-subtables=0", CAL_L3, "flows=1000000 popularity=zipf:1.0",
-     {8, 32}, {0}, 2000000},
+    {"zipf-1m", "emc_hit, emc_miss, smc_hit in their proportions over a million Zipf flows "
+     "of a protocol mix (TCP, UDP, ICMP; 20% IPv6, 10% VLAN)",
+     CAL_PHY, 0, "direct-subtables=0",
+     "priority=20,in_port=p0,ip,nw_dst=10.1.0.0/16 actions=output:p1;"
+     "priority=10,in_port=p0 actions=output:p1",
+     "flows=1000000 popularity=zipf:1.0 proto=tcp:6,udp:3,icmp:1 ipv6-share=0.2 "
+     "vlan-share=0.1", {8, 32}, {0}, 2000000},
     {"smc-miss", "smc_miss, megaflow_hit (an SMC far smaller than the flows)", CAL_PHY, 0,
      "direct-subtables=0 emc-insert-inv-prob=0 smc-entries=1024", CAL_L3, "flows=100000",
      {8, 32}, {0}, 0},
@@ -133,10 +137,10 @@ static const struct cal_workload cal_catalogue[] = {
     {"csum", "sw_csum_packet, sw_csum_byte (a guest's PARTIAL completed for a NIC)", CAL_PHY,
      CAL_F_GUEST, "", CAL_L3, "flows=100 proto=udp", {8, 32}, {64, 512, 1500}, 0},
     {"decap-unknown", "tunnel_pop, sw_csum_verify, sw_csum_verify_byte (outer checksums)",
-     CAL_DECAP, 0, "", "in_port=vx0 actions=output:p1",
+     CAL_DECAP, 0, "", "in_port=vx0,tun_id=42 actions=output:p1",
      "vxlan-share=1 vxlan-udp-csum=true flows=1000", {32}, {64, 512, 1500}, 0},
     {"decap-good", "tunnel_pop (the NIC vouched: nothing verified)", CAL_DECAP, CAL_F_GOOD, "",
-     "in_port=vx0 actions=output:p1", "vxlan-share=1 vxlan-udp-csum=true flows=1000", {32},
+     "in_port=vx0,tun_id=42 actions=output:p1", "vxlan-share=1 vxlan-udp-csum=true flows=1000", {32},
      {64, 512, 1500}, 0},
     {"encap", "tunnel_push", CAL_ENCAP, 0, "", "in_port=p0 actions=output:vx0", "flows=100",
      {8, 32}, {0}, 0},
@@ -684,7 +688,12 @@ int sim_calibrate(const struct sim_calib_clock *clk, const struct sim_calib_opts
             nb++;
         while (ns < CAL_MAX_SIZES && w->sizes[ns])
             ns++;
-        total += o->quick ? 1 : nb * (ns ? ns : 1);
+        if (!o->only || !strncmp(w->name, o->only, strlen(o->only)))
+            total += o->quick ? 1 : nb * (ns ? ns : 1);
+    }
+    if (total == 0) {
+        fs_errf(err, errlen, "no workload named %s...", o->only);
+        return -1;
     }
     out->rows = calloc(total, sizeof *out->rows);
     if (!out->rows) {
@@ -698,6 +707,8 @@ int sim_calibrate(const struct sim_calib_clock *clk, const struct sim_calib_opts
             nb++;
         while (ns < CAL_MAX_SIZES && w->sizes[ns])
             ns++;
+        if (o->only && strncmp(w->name, o->only, strlen(o->only)))
+            continue;
         for (size_t bi = o->quick ? nb - 1 : 0; bi < nb; bi++) {
             for (size_t si = o->quick && ns ? ns - 1 : 0; si < (ns ? ns : 1); si++) {
                 struct sim_calib_row *row = &out->rows[out->n_rows];

@@ -58,6 +58,9 @@ struct sim_calib_opts {
     unsigned repeats;         /* runs per workload, >= 1 (the median is kept) */
     unsigned polls;           /* timed polls per run, >= 1 */
     unsigned warm_polls;      /* untimed polls before them */
+    const char *only;         /* measure only the workloads whose name starts
+                               * with this (NULL: all); for looking at one
+                               * workload, not for a profile */
     bool quick;               /* a reduced catalogue (one burst size and
                                * frame size per workload) */
     /* Called before each workload (NULL: never). */
