@@ -10,7 +10,7 @@
     "tx-flush-interval, tx-retries, emc-entries, emc-ways, "                     \
     "emc-insert-inv-prob, emc-max-key-len, smc-entries, megaflow-max, "           \
     "subtable-resort-interval, seed, direct-subtables, bad-csum, smc, "          \
-    "megaflow-revalidate, replay-iteration-ns, pmd-cores, pmd-rxq-affinity"
+    "megaflow-revalidate, tx-batching, replay-iteration-ns, pmd-cores, pmd-rxq-affinity"
 
 #include <fcntl.h>
 #include <limits.h>
