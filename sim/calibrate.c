@@ -283,8 +283,10 @@ static int cal_run_create(struct cal_run *r, const struct cal_workload *w, unsig
     snprintf(rules, sizeof rules, "%s", w->rules);
     char *save = NULL;
     for (char *t = strtok_r(rules, ";", &save); t && n < CAL_MAX_RULES;
-         t = strtok_r(NULL, ";", &save))
-        src[n++] = (struct dp_rule_src){t, (int)n + 1};
+         t = strtok_r(NULL, ";", &save)) {
+        src[n] = (struct dp_rule_src){t, (int)n + 1};
+        n++;
+    }
     struct dp_rule_edit e = {.clear = true, .add = src, .n_add = n};
     if (dp_rules_apply(r->dp, &e, w->name, why, sizeof why)) {
         fs_errf(err, errlen, "workload %s: %s", w->name, why);
