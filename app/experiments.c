@@ -146,7 +146,7 @@ static const struct exp_text cp_ref_texts[] = {
      "https://mail.openvswitch.org/pipermail/ovs-dev/2017-August/337477.html"},
 };
 
-static int ex_checksum_placement(struct ex_ctx *c, struct exp_report *r, char *err,
+static int ex_checksum_placement(struct ex_ctx *c, char *err,
                                  size_t errlen)
 {
     static const char *const names[] = {"traffic", "placement", "frame"};
@@ -218,26 +218,6 @@ static int ex_checksum_placement(struct ex_ctx *c, struct exp_report *r, char *e
              fabs(100 * (1 - ex_get(c, vn_eager, EXP_M_MPPS) / ex_get(c, vn_nic, EXP_M_MPPS))),
              ex_get(c, vn_eager, EXP_M_MPPS) < ex_get(c, vn_nic, EXP_M_MPPS) ? "slower"
                                                                              : "faster");
-    r->title = "checksum-placement: where TCP/UDP checksums are computed";
-    r->summary =
-        "Guests with checksum offload send TCP and UDP packets with only the pseudo-header "
-        "sum in the checksum field (NEEDS_CSUM). Someone must complete it, or not: the guest "
-        "itself (no offload), the host as it takes the packet from the vring (eager, OVS's "
-        "second design), the host at egress only if the egress cannot (lazy, flowswitch's "
-        "design and OVS 3.2's), or the NIC. Three kinds of traffic: VM to NIC, VM to VM, NIC "
-        "to NIC; 64- and 1518-byte frames, half TCP, half UDP; one PMD, offered above its "
-        "capacity.";
-    r->reading =
-        "The first plot counts the checksums each place computes per packet; the others give "
-        "one PMD's capacity and its ratio to the lazy placement. Lazy never computes more "
-        "than eager: it computes nothing VM to VM (the receiving guest accepts NEEDS_CSUM) "
-        "and leaves the work to the NIC when the NIC offers it.";
-    r->refs = cp_ref_texts;
-    r->n_refs = 1;
-    r->plots = cp_plots;
-    r->n_plots = c->quick ? 3 : 4;
-    r->columns = cp_cols;
-    r->n_columns = sizeof cp_cols / sizeof cp_cols[0];
     return 0;
 }
 
@@ -278,7 +258,7 @@ static const struct exp_text rv_ref_texts[] = {
      NULL},
 };
 
-static int ex_rx_verdicts(struct ex_ctx *c, struct exp_report *r, char *err, size_t errlen)
+static int ex_rx_verdicts(struct ex_ctx *c, char *err, size_t errlen)
 {
     static const char *const names[] = {"verdicts", "frame"};
     static const char *const frames[] = {"64", "128", "256", "512", "1024", "1500", "imix"};
@@ -313,23 +293,6 @@ static int ex_rx_verdicts(struct ex_ctx *c, struct exp_report *r, char *err, siz
              ex_get(c, g64, EXP_M_CS_VERIFIED),
              ex_get(c, (const char *[]){"UNKNOWN", "64"}, EXP_M_CS_VERIFIED),
              ex_get(c, g64, EXP_M_REL), ex_get(c, gim, EXP_M_REL), gim[1]);
-    r->title = "rx-verdicts: VXLAN decapsulation with and without NIC checksum verdicts";
-    r->summary =
-        "A gateway decapsulates VXLAN (outer UDP checksum present) and forwards the inner "
-        "frames. Without rx checksum verdicts from the NIC (UNKNOWN) the host verifies the "
-        "outer IPv4 header and UDP checksums of every packet in software; with them (GOOD) "
-        "it verifies nothing. Inner frames of 64 to 1500 bytes and IMIX (7:4:1 of 64, 594, "
-        "1518), offered at the 100G line rate to one PMD.";
-    r->reading =
-        "The gain is largest where the PMD, not the line, limits the rate, and grows with "
-        "the bytes each verification sums until the line takes over: the shape of OVS's "
-        "measurements with DPDK's rx checksum offload.";
-    r->refs = rv_ref_texts;
-    r->n_refs = 1;
-    r->plots = rv_plots;
-    r->n_plots = 3;
-    r->columns = rv_cols;
-    r->n_columns = sizeof rv_cols / sizeof rv_cols[0];
     return 0;
 }
 
@@ -395,7 +358,7 @@ static const struct exp_text ch_ref_texts[] = {
     {"Open vSwitch documentation, DPDK Bridges: EMC insertion probability and SMC", NULL},
 };
 
-static int ex_cache_hierarchy(struct ex_ctx *c, struct exp_report *r, char *err,
+static int ex_cache_hierarchy(struct ex_ctx *c, char *err,
                               size_t errlen)
 {
     static const char *const names[] = {"subtables", "popularity", "stages", "flows"};
@@ -452,26 +415,6 @@ static int ex_cache_hierarchy(struct ex_ctx *c, struct exp_report *r, char *err,
              100 * ex_get(c, a, EXP_M_EMC), 100 * ex_get(c, b, EXP_M_EMC),
              100 * ex_get(c, s1, EXP_M_SMC), ex_get(c, s1, EXP_M_MPPS),
              ex_get(c, b, EXP_M_MPPS));
-    r->title = "cache-hierarchy: EMC, SMC and megaflow classifier from 1 to 1M flows";
-    r->summary =
-        "64-byte UDP flows through one PMD, offered above its capacity, looked up by three "
-        "cache configurations: the EMC alone in front of the classifier (8192 entries, 2 "
-        "ways, insertion 1 in 10), the EMC and the SMC (2^20 entries), and the classifier "
-        "alone. Flows from 1 to 1M, uniform or Zipf (exponent 1); one L3 rule (one subtable) "
-        "or 16 rules of distinct masks (17 subtables). Every port goes through the caches "
-        "(direct-subtables = 0), as OVS looks up.";
-    r->reading =
-        "Capacity plots use a log scale for flows; the dashed line marks the EMC's 8192 "
-        "entries. Hit-share plots show which stage answers. The measurement window starts "
-        "after a warm-up long enough for each cache's steady state.";
-    r->refs = ch_ref_texts;
-    r->n_refs = 2;
-    r->plots = ch_plots;
-    r->n_plots = sizeof ch_plots / sizeof ch_plots[0];
-    if (c->quick)
-        r->n_plots = 3; /* the quick points: uniform, one subtable */
-    r->columns = ch_cols;
-    r->n_columns = sizeof ch_cols / sizeof ch_cols[0];
     return 0;
 }
 
@@ -524,7 +467,7 @@ static const struct exp_text tb_ref_texts[] = {
      "https://mail.openvswitch.org/pipermail/ovs-dev/2017-September/338247.html"},
 };
 
-static int ex_tx_batching(struct ex_ctx *c, struct exp_report *r, char *err, size_t errlen)
+static int ex_tx_batching(struct ex_ctx *c, char *err, size_t errlen)
 {
     static const char *const names[] = {"batching", "flows", "offered_mpps"};
     static const char *const modes[] = {"off", "interval 0", "interval 50 us"};
@@ -573,25 +516,6 @@ static int ex_tx_batching(struct ex_ctx *c, struct exp_report *r, char *err, siz
                  " At 1 Mpps, 8 flows, a 50 us interval raises the median latency from "
                  "%.3g to %.3g us (OVS: +20-30 us RTT).",
                  ex_get(c, i0, EXP_M_LAT_P50), ex_get(c, i50, EXP_M_LAT_P50));
-    r->title = "tx-batching: output batching off, per rx batch, or over 50 us";
-    r->summary =
-        "Phy-VM-phy through one PMD: a NIC feeds a VM whose guest sends every packet back "
-        "through a second vhost port to another NIC; each vhost port costs the host 100 ns a "
-        "packet, the guest-bound one 250 ns a send call (a kick). 32 rules on the UDP "
-        "destination port, each its own action list, all to the VM. Output batching is off "
-        "(each run of packets with one action "
-        "list sent at once, as each flow batch was in OVS before 2.9), per rx batch "
-        "(interval 0, the default) or over 50 us (tx-flush-interval = 50). Flows from 1 to "
-        "1000, Poisson arrivals; offered 1, 3 and 40 Mpps (the last above capacity).";
-    r->reading =
-        "Throughput and gain at overload (log scale for flows), packets per send call, and "
-        "latency in virtual time: percentiles against the offered load and the CDF at 1 Mpps.";
-    r->refs = tb_ref_texts;
-    r->n_refs = 2;
-    r->plots = tb_plots;
-    r->n_plots = c->quick ? 3 : sizeof tb_plots / sizeof tb_plots[0];
-    r->columns = tb_cols;
-    r->n_columns = sizeof tb_cols / sizeof tb_cols[0];
     return 0;
 }
 
@@ -623,7 +547,7 @@ static const struct exp_text ps_ref_texts[] = {
      NULL},
 };
 
-static int ex_pmd_scaling(struct ex_ctx *c, struct exp_report *r, char *err, size_t errlen)
+static int ex_pmd_scaling(struct ex_ctx *c, char *err, size_t errlen)
 {
     static const char *const pmds[] = {"1", "2", "4", "8", "16"};
     c->t.n_params = 1;
@@ -648,42 +572,93 @@ static int ex_pmd_scaling(struct ex_ctx *c, struct exp_report *r, char *err, siz
              c->t.points[1].m[EXP_M_REL], last->param[0], last->m[EXP_M_MPPS],
              last->m[EXP_M_OFFERED_MPPS], last->m[EXP_M_PMD_MIN], last->m[EXP_M_PMD_MAX],
              last->m[EXP_M_BALANCE]);
-    r->title = "pmd-scaling: 1 to 16 PMDs, RSS over 4 NICs";
-    r->summary =
-        "Four 25G NICs of 16 rx queues each receive 10k flows of 64-byte UDP apiece at line "
-        "rate (149 Mpps in all); RSS (Toeplitz, the standard key) spreads each NIC's flows "
-        "over its queues, and the 64 queues are dealt round-robin to 1, 2, 4, 8 and 16 PMDs, "
-        "as flowswitch run assigns them. Every PMD runs on its own virtual core: the "
-        "simulator plans for more cores than the machine has.";
-    r->reading =
-        "Throughput grows with the PMDs in proportion until the line rate caps it; the "
-        "balance (least over most loaded PMD) shows how evenly RSS and the assignment spread "
-        "the load.";
-    r->refs = ps_ref_texts;
-    r->n_refs = 1;
-    r->plots = ps_plots;
-    r->n_plots = 3;
-    r->columns = ps_cols;
-    r->n_columns = sizeof ps_cols / sizeof ps_cols[0];
     return 0;
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
 
-static const struct {
+/* An experiment: its points (run), then what its page says and shows. */
+static const struct ex_def {
     const char *name;
     const char *what;
-    int (*run)(struct ex_ctx *, struct exp_report *, char *, size_t);
+    int (*run)(struct ex_ctx *, char *, size_t);
+    const char *title, *summary, *reading;
+    const struct exp_text *refs;
+    size_t n_refs;
+    const struct exp_plot *plots;
+    size_t n_plots, n_quick_plots; /* the quick run's are the first */
+    const enum exp_metric *cols;
+    size_t n_cols;
 } ex_list[] = {
     {"checksum-placement", "guest / eager at vhost rx / lazy at egress / NIC offload, for "
-     "VM-to-NIC, VM-to-VM and NIC-to-NIC", ex_checksum_placement},
+     "VM-to-NIC, VM-to-VM and NIC-to-NIC", ex_checksum_placement,
+     "checksum-placement: where TCP/UDP checksums are computed",
+     "Guests with checksum offload send TCP and UDP packets with only the pseudo-header "
+     "sum in the checksum field (NEEDS_CSUM). Someone must complete it, or not: the guest "
+     "itself (no offload), the host as it takes the packet from the vring (eager, OVS's "
+     "second design), the host at egress only if the egress cannot (lazy, flowswitch's "
+     "design and OVS 3.2's), or the NIC. Three kinds of traffic: VM to NIC, VM to VM, NIC "
+     "to NIC; 64- and 1518-byte frames, half TCP, half UDP; one PMD, offered above its "
+     "capacity.",
+     "The first plot counts the checksums each place computes per packet; the others give "
+     "one PMD's capacity and its ratio to the lazy placement. Lazy never computes more "
+     "than eager: it computes nothing VM to VM (the receiving guest accepts NEEDS_CSUM) "
+     "and leaves the work to the NIC when the NIC offers it.",
+     cp_ref_texts, 1, cp_plots, sizeof cp_plots / sizeof cp_plots[0], 3,
+     cp_cols, sizeof cp_cols / sizeof cp_cols[0]},
     {"rx-verdicts", "VXLAN decap with NIC verdicts UNKNOWN vs GOOD, 64..1500 B and IMIX",
-     ex_rx_verdicts},
+     ex_rx_verdicts,
+     "rx-verdicts: VXLAN decapsulation with and without NIC checksum verdicts",
+     "A gateway decapsulates VXLAN (outer UDP checksum present) and forwards the inner "
+     "frames. Without rx checksum verdicts from the NIC (UNKNOWN) the host verifies the "
+     "outer IPv4 header and UDP checksums of every packet in software; with them (GOOD) "
+     "it verifies nothing. Inner frames of 64 to 1500 bytes and IMIX (7:4:1 of 64, 594, "
+     "1518), offered at the 100G line rate to one PMD.",
+     "The gain is largest where the PMD, not the line, limits the rate, and grows with "
+     "the bytes each verification sums until the line takes over: the shape of OVS's "
+     "measurements with DPDK's rx checksum offload.",
+     rv_ref_texts, 1, rv_plots, sizeof rv_plots / sizeof rv_plots[0], 3,
+     rv_cols, sizeof rv_cols / sizeof rv_cols[0]},
     {"cache-hierarchy", "EMC only / EMC+SMC / classifier only, 1 to 1M flows, uniform and "
-     "Zipf, 1 and 17 subtables", ex_cache_hierarchy},
-    {"tx-batching", "batching off / interval 0 / 50 us vs flows and offered load",
-     ex_tx_batching},
-    {"pmd-scaling", "1 to 16 PMDs with RSS over 4 NICs", ex_pmd_scaling},
+     "Zipf, 1 and 17 subtables", ex_cache_hierarchy,
+     "cache-hierarchy: EMC, SMC and megaflow classifier from 1 to 1M flows",
+     "64-byte UDP flows through one PMD, offered above its capacity, looked up by three "
+     "cache configurations: the EMC alone in front of the classifier (8192 entries, 2 "
+     "ways, insertion 1 in 10), the EMC and the SMC (2^20 entries), and the classifier "
+     "alone. Flows from 1 to 1M, uniform or Zipf (exponent 1); one L3 rule (one subtable) "
+     "or 16 rules of distinct masks (17 subtables). Every port goes through the caches "
+     "(direct-subtables = 0), as OVS looks up.",
+     "Capacity plots use a log scale for flows; the dashed line marks the EMC's 8192 "
+     "entries. Hit-share plots show which stage answers. The measurement window starts "
+     "after a warm-up long enough for each cache's steady state.",
+     ch_ref_texts, 2, ch_plots, sizeof ch_plots / sizeof ch_plots[0], 3,
+     ch_cols, sizeof ch_cols / sizeof ch_cols[0]},
+    {"tx-batching", "batching off / interval 0 / 50 us vs flows and offered load", ex_tx_batching,
+     "tx-batching: output batching off, per rx batch, or over 50 us",
+     "Phy-VM-phy through one PMD: a NIC feeds a VM whose guest sends every packet back "
+     "through a second vhost port to another NIC; each vhost port costs the host 100 ns a "
+     "packet, the guest-bound one 250 ns a send call (a kick). 32 rules on the UDP "
+     "destination port, each its own action list, all to the VM. Output batching is off "
+     "(each run of packets with one action "
+     "list sent at once, as each flow batch was in OVS before 2.9), per rx batch "
+     "(interval 0, the default) or over 50 us (tx-flush-interval = 50). Flows from 1 to "
+     "1000, Poisson arrivals; offered 1, 3 and 40 Mpps (the last above capacity).",
+     "Throughput and gain at overload (log scale for flows), packets per send call, and "
+     "latency in virtual time: percentiles against the offered load and the CDF at 1 Mpps.",
+     tb_ref_texts, 2, tb_plots, sizeof tb_plots / sizeof tb_plots[0], 3,
+     tb_cols, sizeof tb_cols / sizeof tb_cols[0]},
+    {"pmd-scaling", "1 to 16 PMDs with RSS over 4 NICs", ex_pmd_scaling,
+     "pmd-scaling: 1 to 16 PMDs, RSS over 4 NICs",
+     "Four 25G NICs of 16 rx queues each receive 10k flows of 64-byte UDP apiece at line "
+     "rate (149 Mpps in all); RSS (Toeplitz, the standard key) spreads each NIC's flows "
+     "over its queues, and the 64 queues are dealt round-robin to 1, 2, 4, 8 and 16 PMDs, "
+     "as flowswitch run assigns them. Every PMD runs on its own virtual core: the "
+     "simulator plans for more cores than the machine has.",
+     "Throughput grows with the PMDs in proportion until the line rate caps it; the "
+     "balance (least over most loaded PMD) shows how evenly RSS and the assignment spread "
+     "the load.",
+     ps_ref_texts, 1, ps_plots, sizeof ps_plots / sizeof ps_plots[0], 3,
+     ps_cols, sizeof ps_cols / sizeof ps_cols[0]},
 };
 
 #define EX_N (sizeof ex_list / sizeof ex_list[0])
@@ -799,10 +774,20 @@ int fs_cmd_sim_experiment(int argc, char **argv)
         free(abs);
     }
     netdev_dummy_register();
-    struct exp_report r;
-    memset(&r, 0, sizeof r);
-    r.name = name;
-    rc = ex_list[which].run(&c, &r, err, sizeof err);
+    const struct ex_def *def = &ex_list[which];
+    struct exp_report r = {
+        .name = name,
+        .title = def->title,
+        .summary = def->summary,
+        .reading = def->reading,
+        .refs = def->refs,
+        .n_refs = def->n_refs,
+        .plots = def->plots,
+        .n_plots = quick ? def->n_quick_plots : def->n_plots,
+        .columns = def->cols,
+        .n_columns = def->n_cols,
+    };
+    rc = def->run(&c, err, sizeof err);
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r%100s\r", "");
     char cmd[2048];

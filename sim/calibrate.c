@@ -437,19 +437,43 @@ static void cal_run_figures(const uint64_t *cyc, const uint64_t *cnt, unsigned p
     *dropped = polls - kept;
 }
 
+/* What a measurement keeps: per run its figure, per poll its cycles and
+ * events. */
+struct cal_bufs {
+    double *per_run;
+    uint64_t *cyc, *cnt;
+    double *scratch;
+};
+
+static void cal_bufs_free(struct cal_bufs *b)
+{
+    free(b->per_run);
+    free(b->cyc);
+    free(b->cnt);
+    free(b->scratch);
+}
+
+static int cal_bufs_alloc(struct cal_bufs *b, const struct sim_calib_opts *o, char *err,
+                          size_t errlen)
+{
+    b->per_run = calloc(o->repeats, sizeof *b->per_run);
+    b->cyc = calloc(o->polls, sizeof *b->cyc);
+    b->cnt = calloc((size_t)o->polls * SIM_COST_N, sizeof *b->cnt);
+    b->scratch = calloc(o->polls, sizeof *b->scratch);
+    if (b->per_run && b->cyc && b->cnt && b->scratch)
+        return 0;
+    fs_errf(err, errlen, "out of memory");
+    return -1;
+}
+
 static int cal_measure(const struct cal_workload *w, unsigned burst, unsigned size,
                        const struct sim_calib_clock *clk, const struct sim_calib_opts *o,
                        struct sim_calib_row *row, char *err, size_t errlen)
 {
-    double *per_run = calloc(o->repeats, sizeof *per_run);
-    uint64_t *cyc = calloc(o->polls, sizeof *cyc);
-    uint64_t *cnt = calloc((size_t)o->polls * SIM_COST_N, sizeof *cnt);
-    double *scratch = calloc(o->polls, sizeof *scratch);
-    int rc = 0;
-    if (!per_run || !cyc || !cnt || !scratch) {
-        fs_errf(err, errlen, "out of memory");
-        rc = -1;
-    }
+    struct cal_bufs bu;
+    int rc = cal_bufs_alloc(&bu, o, err, errlen);
+    double *per_run = bu.per_run, *scratch = bu.scratch;
+    uint64_t *cyc = bu.cyc, *cnt = bu.cnt;
     memset(row->counts, 0, sizeof row->counts);
     row->polls_discarded = 0;
     for (unsigned k = 0; k < o->repeats && rc == 0; k++) {
@@ -486,10 +510,7 @@ static int cal_measure(const struct cal_workload *w, unsigned burst, unsigned si
         row->cycles_min = per_run[0]; /* sorted by cal_median() */
         row->cycles_max = per_run[o->repeats - 1];
     }
-    free(per_run);
-    free(cyc);
-    free(cnt);
-    free(scratch);
+    cal_bufs_free(&bu);
     return rc;
 }
 
@@ -499,15 +520,10 @@ int sim_calib_device(const struct sim_calib_clock *clk, const struct sim_calib_o
                      const struct sim_calib_dev *d, double *cycles_per_packet, char *err,
                      size_t errlen)
 {
-    double *per_run = calloc(o->repeats, sizeof *per_run);
-    uint64_t *cyc = calloc(o->polls, sizeof *cyc);
-    uint64_t *cnt = calloc((size_t)o->polls * SIM_COST_N, sizeof *cnt);
-    double *scratch = calloc(o->polls, sizeof *scratch);
-    int rc = 0;
-    if (!per_run || !cyc || !cnt || !scratch) {
-        fs_errf(err, errlen, "out of memory");
-        rc = -1;
-    }
+    struct cal_bufs bu;
+    int rc = cal_bufs_alloc(&bu, o, err, errlen);
+    double *per_run = bu.per_run, *scratch = bu.scratch;
+    uint64_t *cyc = bu.cyc, *cnt = bu.cnt;
     struct pkt_batch b;
     uint64_t now = CAL_STEP_NS;
     for (unsigned k = 0; k < o->repeats && rc == 0; k++) {
@@ -551,10 +567,7 @@ int sim_calib_device(const struct sim_calib_clock *clk, const struct sim_calib_o
     }
     if (rc == 0)
         *cycles_per_packet = cal_median(per_run, o->repeats);
-    free(per_run);
-    free(cyc);
-    free(cnt);
-    free(scratch);
+    cal_bufs_free(&bu);
     return rc;
 }
 
@@ -674,6 +687,18 @@ int sim_calib_fit(struct sim_calib *c)
     return 0;
 }
 
+/* A workload's burst and frame sizes; false if --only leaves it out. */
+static bool cal_dims(const struct cal_workload *w, const struct sim_calib_opts *o, size_t *nb,
+                     size_t *ns)
+{
+    *nb = *ns = 0;
+    while (*nb < 4 && w->bursts[*nb])
+        (*nb)++;
+    while (*ns < CAL_MAX_SIZES && w->sizes[*ns])
+        (*ns)++;
+    return !o->only || !strncmp(w->name, o->only, strlen(o->only));
+}
+
 int sim_calibrate(const struct sim_calib_clock *clk, const struct sim_calib_opts *o,
                   struct sim_calib *out, char *err, size_t errlen)
 {
@@ -682,17 +707,10 @@ int sim_calibrate(const struct sim_calib_clock *clk, const struct sim_calib_opts
         fs_errf(err, errlen, "calibration needs a clock, repeats >= 1 and polls >= 1");
         return -1;
     }
-    size_t total = 0;
-    for (size_t i = 0; i < CAL_N_WORKLOADS; i++) {
-        const struct cal_workload *w = &cal_catalogue[i];
-        size_t nb = 0, ns = 0;
-        while (nb < 4 && w->bursts[nb])
-            nb++;
-        while (ns < CAL_MAX_SIZES && w->sizes[ns])
-            ns++;
-        if (!o->only || !strncmp(w->name, o->only, strlen(o->only)))
+    size_t total = 0, nb, ns;
+    for (size_t i = 0; i < CAL_N_WORKLOADS; i++)
+        if (cal_dims(&cal_catalogue[i], o, &nb, &ns))
             total += o->quick ? 1 : nb * (ns ? ns : 1);
-    }
     if (total == 0) {
         fs_errf(err, errlen, "no workload named %s...", o->only);
         return -1;
@@ -704,12 +722,7 @@ int sim_calibrate(const struct sim_calib_clock *clk, const struct sim_calib_opts
     }
     for (size_t i = 0; i < CAL_N_WORKLOADS; i++) {
         const struct cal_workload *w = &cal_catalogue[i];
-        size_t nb = 0, ns = 0;
-        while (nb < 4 && w->bursts[nb])
-            nb++;
-        while (ns < CAL_MAX_SIZES && w->sizes[ns])
-            ns++;
-        if (o->only && strncmp(w->name, o->only, strlen(o->only)))
+        if (!cal_dims(w, o, &nb, &ns))
             continue;
         for (size_t bi = o->quick ? nb - 1 : 0; bi < nb; bi++) {
             for (size_t si = o->quick && ns ? ns - 1 : 0; si < (ns ? ns : 1); si++) {
