@@ -415,7 +415,7 @@ static int exp_gp_body(FILE *f, const struct exp_plot *pl, const struct exp_tabl
     fputs(" noenhanced\nset grid\nset key below noenhanced\n"
           "set datafile missing '?'\n", f);
     if (pl->logx || pl->kind == EXP_PLOT_CDF)
-        fputs("set logscale x 10\n", f);
+        fputs("set logscale x 10\nset format x '%g'\n", f);
     if (pl->logy)
         fputs("set logscale y 10\n", f);
     struct exp_keys series = {0}, cats = {0};
