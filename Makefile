@@ -113,7 +113,11 @@ ifeq ($(HAVE_DPDK),yes)
 BACKEND_SRC += $(DPDK_SRC)
 endif
 LIB_SRC := $(CORE_SRC) $(SIM_SRC) $(APP_SRC) $(BACKEND_SRC)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# Files the binary carries (app/embedded.h): the experiments' scenarios and
+# the reference cost profile, as a generated source of the app layer.
+EMBED_SRC := $(sort $(wildcard sim/experiments/*.ini)) sim/profiles/reference.json
+EMBED_OBJ := $(BUILD)/gen/embedded.o
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(EMBED_OBJ)
 LIB := $(BUILD)/libflowswitch.a
 BIN := $(BUILD)/flowswitch
 
@@ -157,6 +161,13 @@ $(BUILD)/sim/%.o: sim/%.c $(FLAGS_STAMP)
 $(BUILD)/app/%.o: app/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(APP_INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/gen/embedded.c: scripts/embed $(EMBED_SRC)
+	@mkdir -p $(dir $@)
+	@scripts/embed $(EMBED_SRC) > $@.tmp && mv $@.tmp $@
+
+$(EMBED_OBJ): $(BUILD)/gen/embedded.c app/embedded.h $(FLAGS_STAMP)
+	$(CC) $(BASE_CFLAGS) $(APP_INC) -c $< -o $@
 
 $(BUILD)/backends/%.o: backends/%.c $(FLAGS_STAMP) | $(PROVIDER_LINKS)
 	@mkdir -p $(dir $@)

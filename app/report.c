@@ -330,6 +330,54 @@ static double report_per_s(uint64_t n, uint64_t ns)
     return ns ? (double)n * 1e9 / (double)ns : 0.0;
 }
 
+/* The measurement window (engine.h): rates over [start, end), the change
+ * of the counters. */
+static json_t *report_sim_window_json(const struct scenario *sc, const struct sim_results *r)
+{
+    const struct sim_window *w = &r->window;
+    uint64_t span = w->end_ns - w->start_ns;
+    json_t *ports = json_array();
+    for (size_t i = 0; i < r->n_ports; i++)
+        json_array_append_new(
+            ports, json_pack("{s:s, s:I, s:f, s:I, s:f, s:f, s:I}", "name",
+                             sc->sim.ports[i].name, "offered", (json_int_t)w->port_offered[i],
+                             "offered_mpps", report_per_s(w->port_offered[i], span) / 1e6,
+                             "delivered", (json_int_t)w->port_delivered[i], "delivered_mpps",
+                             report_per_s(w->port_delivered[i], span) / 1e6, "delivered_gbps",
+                             report_per_s(w->port_delivered_wire_bytes[i] * 8, span) / 1e9,
+                             "rx_missed", (json_int_t)w->port_rx_missed[i]));
+    json_t *pmds = json_array();
+    for (size_t i = 0; i < r->n_pmds; i++) {
+        const struct sim_pmd_result *p = &r->pmds[i];
+        json_array_append_new(
+            pmds, json_pack("{s:I, s:I, s:f, s:f}", "polls", (json_int_t)p->window.polls,
+                            "rx_packets", (json_int_t)p->window.rx_packets, "mpps",
+                            report_per_s(p->window.rx_packets, span) / 1e6, "busy_share",
+                            span ? (double)p->window.busy_ns / (double)span : 0.0));
+    }
+    json_t *fc = json_object();
+    for (int k = 0; k < FCACHE_N_STATS; k++)
+        json_object_set_new(fc, fcache_stat_name((enum fcache_stat)k),
+                            json_integer((json_int_t)w->dp.fcache.n[k]));
+    const struct csum_stats *cs = &w->dp.csum;
+    json_t *costs = json_object();
+    for (int k = 0; k < SIM_COST_N; k++)
+        json_object_set_new(costs, sim_cost_name((enum sim_cost)k),
+                            json_integer((json_int_t)w->cost_counts[k]));
+    return json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, "
+                     "s:I}, s:o}",
+                     "start_ns", (json_int_t)w->start_ns, "end_ns", (json_int_t)w->end_ns,
+                     "offered", (json_int_t)w->offered, "delivered", (json_int_t)w->delivered,
+                     "offered_mpps", report_per_s(w->offered, span) / 1e6, "delivered_mpps",
+                     report_per_s(w->delivered, span) / 1e6, "ports", ports, "pmd", pmds,
+                     "fcache", fc, "csum", "host_sw",
+                     (json_int_t)report_layers_sum(cs, CSUM_STAT_SW), "host_sw_bytes",
+                     (json_int_t)cs->n[CSUM_STAT_SW_BYTES], "host_verified",
+                     (json_int_t)cs->n[CSUM_STAT_SW_VERIFIED], "nic",
+                     (json_int_t)report_layers_sum(cs, CSUM_STAT_OFFLOADED), "left_to_guest",
+                     (json_int_t)cs->n[CSUM_STAT_GUEST_PARTIAL], "cost_events", costs);
+}
+
 static json_t *report_sim_json(const struct scenario *sc, const struct sim_results *r)
 {
     const struct sim_cfg *c = &sc->sim;
@@ -376,6 +424,15 @@ static json_t *report_sim_json(const struct scenario *sc, const struct sim_resul
                       (json_int_t)p->verify.untagged, "bad_csum_expected",
                       (json_int_t)p->verify.bad_csum_expected, "violations", viol));
     }
+    uint64_t eager = 0, guest = 0;
+    for (size_t i = 0; i < r->n_ports; i++) {
+        const struct sim_port_result *p = &r->ports[i];
+        json_t *pj = json_array_get(ports, i);
+        json_object_set_new(pj, "guest_computed", json_integer((json_int_t)p->guest_computed));
+        json_object_set_new(pj, "host_eager_csum", json_integer((json_int_t)p->eager_csum));
+        eager += p->eager_csum;
+        guest += p->guest_computed;
+    }
     json_object_set_new(doc, "ports", ports);
     json_t *pmds = json_array();
     for (size_t i = 0; i < r->n_pmds; i++) {
@@ -417,6 +474,10 @@ static json_t *report_sim_json(const struct scenario *sc, const struct sim_resul
                   (json_int_t)report_layers_sum(cs, CSUM_STAT_OFFLOADED), "left_to_guest",
                   (json_int_t)cs->n[CSUM_STAT_GUEST_PARTIAL], "bad_forwarded",
                   (json_int_t)cs->n[CSUM_STAT_BAD_FORWARDED]));
+    json_object_set_new(json_object_get(doc, "csum"), "host_eager",
+                        json_integer((json_int_t)eager));
+    json_object_set_new(json_object_get(doc, "csum"), "guest_sender",
+                        json_integer((json_int_t)guest));
     const struct sim_hist *h = &r->latency;
     json_object_set_new(
         doc, "latency_ns",
@@ -431,6 +492,7 @@ static json_t *report_sim_json(const struct scenario *sc, const struct sim_resul
         json_object_set_new(costs, sim_cost_name((enum sim_cost)k),
                             json_integer((json_int_t)r->cost_counts[k]));
     json_object_set_new(doc, "cost_events", costs);
+    json_object_set_new(doc, "window", report_sim_window_json(sc, r));
     json_t *viol = json_array();
     for (size_t i = 0; i < r->n_violations; i++) {
         const struct sim_verify_violation *v = &r->violations[i];
@@ -529,6 +591,18 @@ void report_sim(FILE *out, bool json, const struct scenario *sc,
             report_layers_sum(cs, CSUM_STAT_SW), cs->n[CSUM_STAT_SW_BYTES],
             report_layers_sum(cs, CSUM_STAT_OFFLOADED), cs->n[CSUM_STAT_GUEST_PARTIAL],
             cs->n[CSUM_STAT_SW_VERIFIED]);
+    const struct sim_window *w = &r->window;
+    if (c->warmup_ns) {
+        uint64_t span = w->end_ns - w->start_ns;
+        const uint64_t *wf = w->dp.fcache.n;
+        fprintf(out,
+                "window %.3f-%.3f ms: offered %.3f Mpps, delivered %.3f Mpps; lookups %" PRIu64
+                ": emc %" PRIu64 ", smc %" PRIu64 ", megaflow %" PRIu64 ", upcalls %" PRIu64 "\n",
+                (double)w->start_ns / 1e6, (double)w->end_ns / 1e6,
+                report_per_s(w->offered, span) / 1e6, report_per_s(w->delivered, span) / 1e6,
+                wf[FCACHE_STAT_LOOKUPS], wf[FCACHE_STAT_EMC_HITS], wf[FCACHE_STAT_SMC_HITS],
+                wf[FCACHE_STAT_MEGAFLOW_HITS], wf[FCACHE_STAT_UPCALLS]);
+    }
     const struct sim_hist *h = &r->latency;
     if (h->count)
         fprintf(out,

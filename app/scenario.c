@@ -22,6 +22,7 @@
 struct sc_sim {
     double duration_s;
     bool duration_set;
+    double warmup_s;
     uint64_t seed;
     unsigned pmds;
     bool allow_overload;
@@ -98,6 +99,16 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
         }
         s->duration_s = d;
         s->duration_set = true;
+    } else if (!strcmp(k, "warmup")) {
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !(d >= 0) || d > 3600) {
+            fs_errf(err, errlen, "bad value '%s' for 'warmup' (seconds, >= 0, below duration)",
+                    v);
+            return -1;
+        }
+        s->warmup_s = d;
     } else if (!strcmp(k, "seed")) {
         if (sc_uint(v, UINT64_MAX, &u)) {
             fs_errf(err, errlen, "bad value '%s' for 'seed' (a non-negative integer)", v);
@@ -123,7 +134,7 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
         }
     } else {
         fs_errf(err, errlen,
-                "unknown key '%s' in [sim] (known: duration, seed, pmds, profile, "
+                "unknown key '%s' in [sim] (known: duration, warmup, seed, pmds, profile, "
                 "allow-overload)",
                 k);
         return -1;
@@ -299,7 +310,8 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
     static const char *const nic_keys[] = {"rate", "rxqs", "txqs", "rx-ring", "tx-ring",
                                            "capture", NULL};
     static const char *const vm_keys[] = {"rxqs", "txqs", "vring", "guest-rate", "send-cost",
-                                          "capture", "forward", NULL};
+                                          "capture", "forward", "host-csum", "packet-cost",
+                                          NULL};
     if (netdev_opt_check(&a, nic ? nic_keys : vm_keys, why, sizeof why)) {
         fs_errf(err, errlen, "%s:%d: port %s (%s): %s", cfg->path, cp->line, cp->name,
                 cp->type, why);
@@ -334,10 +346,12 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
         if (sc_port_uint(cfg, cp, &a, "vring", 1, 65536, &rx_ring, err, errlen))
             return -1;
         tx_ring = rx_ring;
-        unsigned long rate = 0, cost = 0;
+        unsigned long rate = 0, cost = 0, pcost = 0;
         if (sc_port_uint(cfg, cp, &a, "guest-rate", 0, 1000000000000ul, &rate, err, errlen) ||
-            sc_port_uint(cfg, cp, &a, "send-cost", 0, 1000000, &cost, err, errlen))
+            sc_port_uint(cfg, cp, &a, "send-cost", 0, 1000000, &cost, err, errlen) ||
+            sc_port_uint(cfg, cp, &a, "packet-cost", 0, 1000000, &pcost, err, errlen))
             return -1;
+        p->packet_cost_ns = (double)pcost;
         if (cp->caps.flags & ~NETDEV_TX_GUEST_CSUM) {
             fs_errf(err, errlen, "%s:%d: port %s: a vm's only capability is guest-csum",
                     cfg->path, cp->line, cp->name);
@@ -355,6 +369,13 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
             p->forward = to;
         }
         p->guest_csum = cp->caps.flags & NETDEV_TX_GUEST_CSUM;
+        const char *hc = netdev_opt_get(&a, "host-csum");
+        if (hc && strcmp(hc, "lazy") && strcmp(hc, "eager")) {
+            fs_errf(err, errlen, "%s:%d: port %s: bad value '%s' for 'host-csum' (lazy or "
+                    "eager)", cfg->path, sc_opt_line(cp, "host-csum"), cp->name, hc);
+            return -1;
+        }
+        p->eager_csum = hc && !strcmp(hc, "eager");
         p->guest_pps = rate;
         p->send_cost_ns = (double)cost;
     }
@@ -659,6 +680,12 @@ static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t er
     s->seed = c->sim.seed;
     s->n_pmds = c->sim.pmds;
     s->duration_ns = (uint64_t)llround(c->sim.duration_s * 1e9);
+    s->warmup_ns = (uint64_t)llround(c->sim.warmup_s * 1e9);
+    if (s->warmup_ns >= s->duration_ns) {
+        fs_errf(err, errlen, "%s: [sim] warmup (%g s) must be below duration (%g s)", cfg->path,
+                c->sim.warmup_s, c->sim.duration_s);
+        return -1;
+    }
     s->allow_overload = c->sim.allow_overload;
     s->knobs = cfg->knobs;
     s->ports = sc->ports;

@@ -5,6 +5,9 @@
  *
  *   [sim]
  *   duration = 0.01        ; seconds of traffic (virtual time), > 0
+ *   warmup = 0             ; seconds before the measurement window (the
+ *                          ; report's "window": steady-state rates and
+ *                          ; hit shares), below duration
  *   seed = 1               ; every random stream derives from it
  *   pmds = 1               ; virtual PMDs, 1..64
  *   profile = default      ; or a cost profile file (JSON, sim/profile.h)
@@ -21,8 +24,11 @@
  *   capture = false        ; write what it transmits to OUT-DIR/NAME.pcap
  *   ; vm: caps = guest-csum (the guest sends NEEDS_CSUM and takes
  *   ; PARTIAL), guest-rate = 0 (packets/s it drains, 0: at once),
- *   ; send-cost = 0 (ns per send call: a vhost kick), forward = PORT
- *   ; (the guest sends what it receives back out of VM port PORT)
+ *   ; send-cost = 0 (ns per send call: a vhost kick), packet-cost = 0
+ *   ; (ns per packet the host moves through its vrings), forward = PORT
+ *   ; (the guest sends what it receives back out of VM port PORT),
+ *   ; host-csum = lazy (the core completes a guest's NEEDS_CSUM at egress
+ *   ; when the egress cannot) | eager (vhost rx completes every one)
  *
  *   [traffic t0]
  *   port = p0              ; where it arrives

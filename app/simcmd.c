@@ -18,10 +18,14 @@
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
+#include "calibcmd.h"
+#include "experiments.h"
 #include "report.h"
 #include "scenario.h"
 #include "simcmd.h"
+#include "sweep.h"
 #include "sys.h"
+#include "trafficpcap.h"
 
 #define SIM_EXIT_OK 0
 #define SIM_EXIT_USAGE 1
@@ -33,13 +37,26 @@ static void sim_usage(FILE *out)
     fprintf(out,
             "usage: flowswitch sim [--seed N] [--json] [--out-dir DIR]\n"
             "                      [--set SECTION.KEY=VALUE ...] SCENARIO\n"
+            "       flowswitch sim --traffic-pcap DIR [--packets N] [--set ...] SCENARIO\n"
+            "       flowswitch sim --sweep KEY=V1,V2,... [--sweep KEY2=...] [--out-dir DIR]\n"
+            "                      [--set ...] SCENARIO\n"
+            "       flowswitch sim experiment NAME [--out-dir DIR] [--quick] ...\n"
+            "       flowswitch sim calibrate [--out PROFILE.json] ...\n"
             "Runs the datapath core on simulated ports and traffic in virtual time and\n"
             "prints what happened: throughput per port and PMD, drops by reason, cache\n"
             "hits, checksums by place, latency percentiles, what the sinks verified.\n"
             "--seed overrides [sim] seed; --set overrides any key (sim.KEY,\n"
             "datapath.KEY, port.NAME.KEY, traffic.NAME.KEY); --out-dir receives the\n"
             "captures of ports with capture = true. Exit status: 0 ok, 1 usage or\n"
-            "scenario error, 2 the run found a violation or lost a packet.\n");
+            "scenario error, 2 the run found a violation or lost a packet.\n"
+            "--traffic-pcap writes the first N (--packets, default 65536) packets of\n"
+            "each traffic stream to DIR/NAME.pcap instead of simulating: the frames the\n"
+            "simulation offers, for a pcap port (e.g. DPDK net_pcap) to replay.\n"
+            "--sweep simulates the scenario once per value of KEY (any --set key; ';'\n"
+            "separates values that hold commas), or per pair with a second --sweep, and\n"
+            "writes a table, plots and index.html to DIR (default sweep-SCENARIO).\n"
+            "'flowswitch sim calibrate --help' and 'flowswitch sim experiment --help'\n"
+            "describe the calibration and the experiments.\n");
 }
 
 struct sim_progress {
@@ -68,11 +85,21 @@ int fs_cmd_sim(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"out-dir", required_argument, NULL, 'o'},
         {"set", required_argument, NULL, 'S'},
+        {"traffic-pcap", required_argument, NULL, 'T'},
+        {"sweep", required_argument, NULL, 'W'},
+        {"packets", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    if (argc >= 2 && !strcmp(argv[1], "calibrate"))
+        return fs_cmd_sim_calibrate(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "experiment"))
+        return fs_cmd_sim_experiment(argc - 1, argv + 1);
     bool json = false;
-    const char *out_dir = NULL, *seed = NULL;
+    const char *out_dir = NULL, *seed = NULL, *pcap_dir = NULL;
+    unsigned long long pcap_packets = 65536;
+    const char *sweeps[2];
+    size_t n_sweeps = 0;
     const char *sets[SIM_MAX_SETS + 1];
     size_t n_sets = 0;
     char seed_set[64];
@@ -96,6 +123,27 @@ int fs_cmd_sim(int argc, char **argv)
             }
             sets[n_sets++] = optarg;
             break;
+        case 'T':
+            pcap_dir = optarg;
+            break;
+        case 'W':
+            if (n_sweeps == 2) {
+                fprintf(stderr, "flowswitch sim: at most two --sweep\n");
+                return SIM_EXIT_USAGE;
+            }
+            sweeps[n_sweeps++] = optarg;
+            break;
+        case 'n': {
+            char *end;
+            errno = 0;
+            pcap_packets = strtoull(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || errno || pcap_packets == 0 ||
+                pcap_packets > 100000000ull) {
+                fprintf(stderr, "flowswitch sim: bad --packets '%s' (1..100000000)\n", optarg);
+                return SIM_EXIT_USAGE;
+            }
+            break;
+        }
         case 'h':
             sim_usage(stdout);
             return SIM_EXIT_OK;
@@ -115,10 +163,25 @@ int fs_cmd_sim(int argc, char **argv)
         }
         sets[n_sets++] = seed_set;
     }
-    if (out_dir) {
-        int rc = fs_mkdir_p(out_dir);
+    if (n_sweeps) {
+        char cmd[4096], dflt[512];
+        size_t n = (size_t)snprintf(cmd, sizeof cmd, "flowswitch");
+        for (int i = 0; i < argc && n < sizeof cmd; i++)
+            n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", argv[i]);
+        if (!out_dir) {
+            const char *base = strrchr(argv[optind], '/');
+            base = base ? base + 1 : argv[optind];
+            snprintf(dflt, sizeof dflt, "sweep-%.*s", (int)strcspn(base, "."), base);
+            out_dir = dflt;
+        }
+        netdev_dummy_register();
+        return fs_sim_sweep(argv[optind], sets, n_sets, sweeps, n_sweeps, out_dir, cmd);
+    }
+    const char *dirs[2] = {out_dir, pcap_dir};
+    for (int i = 0; i < 2; i++) {
+        int rc = dirs[i] ? fs_mkdir_p(dirs[i]) : 0;
         if (rc) {
-            fprintf(stderr, "flowswitch: %s: %s\n", out_dir, strerror(-rc));
+            fprintf(stderr, "flowswitch: %s: %s\n", dirs[i], strerror(-rc));
             return SIM_EXIT_USAGE;
         }
     }
@@ -129,6 +192,13 @@ int fs_cmd_sim(int argc, char **argv)
     if (scenario_load(argv[optind], sets, n_sets, &sc, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return SIM_EXIT_USAGE;
+    }
+    if (pcap_dir) {
+        int rc = traffic_pcap_write(&sc, pcap_dir, pcap_packets, stdout, err, sizeof err);
+        if (rc)
+            fprintf(stderr, "%s\n", err);
+        scenario_free(&sc);
+        return rc ? SIM_EXIT_USAGE : SIM_EXIT_OK;
     }
     struct sim_progress prog = {.start_ns = fs_mono_ns()};
     sc.sim.out_dir = out_dir;

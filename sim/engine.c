@@ -77,6 +77,8 @@ struct sim_vpmd {
     uint64_t next_poll;          /* the time of its live poll event */
     uint64_t free_at;            /* when its last poll's work ended */
     double carry;                /* fraction of a ns of cost not yet charged */
+    uint64_t pending[SIM_COST_N]; /* work done for it outside the core (an
+                                   * eager vhost rx), charged at its next poll */
     struct dp_counters prev;
     struct sim_pmd_result *res;
 };
@@ -100,6 +102,8 @@ struct sim {
     struct sim_pool pool;
     uint8_t frame[SIM_TRAFFIC_FRAME_MAX];
     size_t n_listed;
+    struct sim_cost_ctx cost_ctx;
+    int window_edges;            /* window edges passed: 0, 1 or 2 */
 };
 
 const char *sim_port_model_name(enum sim_port_model m)
@@ -413,7 +417,7 @@ static uint16_t sim_sum16(const uint8_t *d, size_t n, uint32_t sum)
 
 /* A guest with checksum offload sends TCP and UDP with NEEDS_CSUM: the
  * pseudo-header sum in the field, the rest left to the host (virtio). */
-static void sim_guest_partial(struct pkt *p)
+void sim_guest_partial(struct pkt *p)
 {
     struct flow_key key;
     if (parse_pkt(p, &key) != PARSE_OK || !(p->flags & PKT_F_L4) || (p->flags & PKT_F_FRAG) ||
@@ -438,6 +442,33 @@ static void sim_guest_partial(struct pkt *p)
     p->csum_start = start;
     p->csum_offset = off;
     p->csum[CSUM_L_OUTER_L4] = CSUM_PARTIAL;
+}
+
+static void sim_guest_complete(struct pkt *p);
+
+/* A guest without checksum offload computed its TCP and UDP checksums. */
+static void sim_guest_counts(struct pkt *p, struct sim_port_result *pr)
+{
+    struct flow_key key;
+    if (parse_pkt(p, &key) == PARSE_OK && (p->flags & PKT_F_L4) &&
+        (p->l4_proto == IP_PROTO_TCP || p->l4_proto == IP_PROTO_UDP))
+        pr->guest_computed++;
+    pkt_reset_meta(p);
+}
+
+/* The eager placement: the host completes a NEEDS_CSUM packet as vhost rx
+ * takes it, so the core sees a complete packet; the PMD polling the queue
+ * pays the sum. */
+static void sim_eager_csum(struct sim *s, struct sim_port *sp, unsigned q, struct pkt *p)
+{
+    uint64_t bytes = p->len - p->csum_start;
+    sim_guest_complete(p);
+    pkt_reset_meta(p);
+    sp->res->eager_csum++;
+    sp->res->eager_csum_bytes += bytes;
+    struct sim_vpmd *v = &s->pmds[sp->rxq_pmd[q]];
+    v->pending[SIM_COST_CSUM_PKT]++;
+    v->pending[SIM_COST_CSUM_BYTE] += bytes;
 }
 
 /* A frame has fully arrived at its port at sk->arrival_ns: into the rx
@@ -470,6 +501,10 @@ static void sim_deliver(struct sim *s, struct sim_port *sp, struct sim_pkt *sk, 
     }
     if (sp->cfg->model == SIM_PORT_VM && sp->cfg->guest_csum && !bad)
         sim_guest_partial(p);
+    else if (sp->cfg->model == SIM_PORT_VM)
+        sim_guest_counts(p, pr);
+    if (sp->cfg->eager_csum && (p->flags & PKT_F_VNET_CSUM))
+        sim_eager_csum(s, sp, q, p);
     p->ts = sk->arrival_ns;
     if (netdev_dummy_inject(sp->dev, q, p)) {
         pr->drops[SIM_DROP_NOMEM]++; /* freed by the inject */
@@ -579,7 +614,7 @@ static void sim_sink(struct sim *s, struct sim_port *sp, struct pkt *p, uint64_t
         sim_verify_frame_sent(sp->verify, p->data, p->len, sk->sent, sk->sent_len, sk->bad);
     else
         sim_verify_frame(sp->verify, p->data, p->len);
-    if (sk)
+    if (sk && sk->arrival_ns >= s->cfg->warmup_ns)
         sim_hist_add(&s->res->latency, dep_ns - sk->arrival_ns);
     if (sp->dump) {
         struct pcap_pkthdr h;
@@ -698,36 +733,81 @@ static uint64_t sim_sum(const uint64_t *v, size_t n)
     return t;
 }
 
-/* The events of one poll, from the core's counters before and after it. */
-static void sim_poll_counts(const struct dp_counters *a, const struct dp_counters *b,
-                            unsigned rx, uint64_t sends, uint64_t tx, uint64_t *c)
+void sim_cost_ctx_init(struct sim_cost_ctx *ctx, const struct dp_knobs *knobs)
+{
+    ctx->emc = knobs->emc_insert_inv_prob != 0;
+    ctx->smc = knobs->smc;
+}
+
+void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct dp_counters *a,
+                     const struct dp_counters *b, const struct sim_poll_io *io,
+                     uint64_t c[SIM_COST_N])
 {
     const uint64_t *fa = a->fcache.n, *fb = b->fcache.n;
+#define SIM_D_(i) (fb[i] - fa[i])
     memset(c, 0, SIM_COST_N * sizeof *c);
     c[SIM_COST_POLL_ITER] = 1;
     c[SIM_COST_RX_BURST] = b->n[DP_STAT_RX_BURSTS] - a->n[DP_STAT_RX_BURSTS];
-    c[SIM_COST_RX_PKT] = rx;
-    c[SIM_COST_PARSE] = sim_sum(b->parse, PARSE_N_RESULTS) - sim_sum(a->parse, PARSE_N_RESULTS);
-    c[SIM_COST_EMC_HIT] = fb[FCACHE_STAT_EMC_HITS] - fa[FCACHE_STAT_EMC_HITS];
-    c[SIM_COST_SMC_HIT] = fb[FCACHE_STAT_SMC_HITS] - fa[FCACHE_STAT_SMC_HITS];
-    c[SIM_COST_MEGAFLOW_HIT] = fb[FCACHE_STAT_MEGAFLOW_HITS] - fa[FCACHE_STAT_MEGAFLOW_HITS];
-    c[SIM_COST_SUBTABLE_PROBE] =
-        fb[FCACHE_STAT_SUBTABLE_LOOKUPS] + fb[FCACHE_STAT_SUBTABLE_LOOKUPS_MISS] -
-        fa[FCACHE_STAT_SUBTABLE_LOOKUPS] - fa[FCACHE_STAT_SUBTABLE_LOOKUPS_MISS];
-    c[SIM_COST_UPCALL] = fb[FCACHE_STAT_UPCALLS] - fa[FCACHE_STAT_UPCALLS];
-    c[SIM_COST_MEGAFLOW_INSTALL] =
-        fb[FCACHE_STAT_MEGAFLOWS_INSTALLED] - fa[FCACHE_STAT_MEGAFLOWS_INSTALLED];
+    c[SIM_COST_RX_PKT] = io->rx;
+    /* A port answered by its one in_port subtable validates its packets
+     * without a key and looks the batch up once (dp_extract_layout()):
+     * the caches count those packets as direct megaflow hits. */
+    uint64_t layout = b->n[DP_STAT_LAYOUT_ONLY] - a->n[DP_STAT_LAYOUT_ONLY];
+    c[SIM_COST_PARSE] =
+        sim_sum(b->parse, PARSE_N_RESULTS) - sim_sum(a->parse, PARSE_N_RESULTS) - layout;
+    c[SIM_COST_PARSE_LAYOUT] = layout;
+    /* Lookups not answered directly by a port's classifier go through the
+     * hash and the cache stages that exist. */
+    uint64_t cached = SIM_D_(FCACHE_STAT_LOOKUPS) - SIM_D_(FCACHE_STAT_DIRECT);
+    uint64_t emc_hits = SIM_D_(FCACHE_STAT_EMC_HITS);
+    uint64_t smc_hits = SIM_D_(FCACHE_STAT_SMC_HITS);
+    uint64_t past_emc = ctx->emc ? cached - emc_hits : cached;
+    c[SIM_COST_FLOW_HASH] = cached;
+    c[SIM_COST_EMC_HIT] = emc_hits;
+    c[SIM_COST_EMC_MISS] = ctx->emc ? past_emc : 0;
+    c[SIM_COST_SMC_HIT] = smc_hits;
+    c[SIM_COST_SMC_MISS] = ctx->smc ? past_emc - smc_hits : 0;
+    c[SIM_COST_MEGAFLOW_HIT] = SIM_D_(FCACHE_STAT_MEGAFLOW_HITS) - layout;
+    c[SIM_COST_SUBTABLE_PROBE] = SIM_D_(FCACHE_STAT_SUBTABLE_LOOKUPS) +
+                                 SIM_D_(FCACHE_STAT_SUBTABLE_LOOKUPS_MISS) - layout;
+    c[SIM_COST_UPCALL] = SIM_D_(FCACHE_STAT_UPCALLS);
+    c[SIM_COST_MEGAFLOW_INSTALL] = SIM_D_(FCACHE_STAT_MEGAFLOWS_INSTALLED);
+#undef SIM_D_
     c[SIM_COST_ACTION] = b->n[DP_STAT_ACTION_RUNS] - a->n[DP_STAT_ACTION_RUNS];
+    c[SIM_COST_COPY] = b->n[DP_STAT_COPIES] - a->n[DP_STAT_COPIES];
     c[SIM_COST_CSUM_BYTE] = b->csum.n[CSUM_STAT_SW_BYTES] - a->csum.n[CSUM_STAT_SW_BYTES];
     c[SIM_COST_CSUM_PKT] = sim_sum(&b->csum.n[CSUM_STAT_SW], CSUM_L_N) -
                            sim_sum(&a->csum.n[CSUM_STAT_SW], CSUM_L_N);
+    c[SIM_COST_CSUM_VERIFY] =
+        b->csum.n[CSUM_STAT_SW_VERIFIED] - a->csum.n[CSUM_STAT_SW_VERIFIED];
     c[SIM_COST_CSUM_VERIFY_BYTE] =
         b->csum.n[CSUM_STAT_SW_VERIFY_BYTES] - a->csum.n[CSUM_STAT_SW_VERIFY_BYTES];
     c[SIM_COST_TUNNEL_PUSH] = b->n[DP_STAT_TNL_PUSH] - a->n[DP_STAT_TNL_PUSH];
     c[SIM_COST_TUNNEL_POP] = b->n[DP_STAT_TNL_POP] - a->n[DP_STAT_TNL_POP];
-    c[SIM_COST_SEND_CALL] = sends;
-    c[SIM_COST_TX_PKT] = tx;
+    c[SIM_COST_SEND_CALL] = io->sends;
+    c[SIM_COST_TX_PKT] = io->tx;
     c[SIM_COST_DROP] = sim_sum(b->drops, DROP_N_REASONS) - sim_sum(a->drops, DROP_N_REASONS);
+    c[SIM_COST_NIC_RX_PKT] = io->nic_rx;
+    c[SIM_COST_NIC_TX_PKT] = io->nic_tx;
+}
+
+/* Packets waiting in PMD v's rx queues of NIC-model ports, and the
+ * per-packet cost of those waiting in VM ports' (packet_cost_ns). */
+static uint64_t sim_nic_rx_pending(const struct sim *s, const struct sim_vpmd *v,
+                                   double *vm_cost)
+{
+    uint64_t n = 0;
+    *vm_cost = 0;
+    for (unsigned i = 0; i < dp_pmd_n_rxqs(v->pmd); i++) {
+        uint16_t port, qid;
+        dp_pmd_get_rxq(v->pmd, i, &port, &qid);
+        const struct sim_port *sp = &s->ports[port]; /* ports are numbered in order */
+        if (sp->cfg->model == SIM_PORT_NIC)
+            n += netdev_dummy_rx_pending(sp->dev, qid);
+        else if (sp->cfg->packet_cost_ns > 0)
+            *vm_cost += netdev_dummy_rx_pending(sp->dev, qid) * sp->cfg->packet_cost_ns;
+    }
+    return n;
 }
 
 static void sim_poll(struct sim *s, unsigned k, uint64_t now)
@@ -735,13 +815,17 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     struct sim_vpmd *v = &s->pmds[k];
     v->scheduled = false;
     sim_set_budgets(s, k, now);
+    double vm_before, vm_after;
+    uint64_t nic_pending = sim_nic_rx_pending(s, v, &vm_before);
     unsigned rx = dp_pmd_poll(v->pmd, now);
+    struct sim_poll_io io = {.rx = rx};
+    io.nic_rx = nic_pending - sim_nic_rx_pending(s, v, &vm_after);
 
     /* The cost of what the core did, and of the send calls to each port. */
     struct dp_counters cur;
     dp_pmd_counters(v->pmd, &cur);
     uint64_t sends = 0;
-    double extra = 0;
+    double extra = vm_before - vm_after;
     for (size_t i = 0; i < s->cfg->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
         if (!sp->dev)
@@ -755,17 +839,24 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     }
     /* The packets leave at the end of the poll: collect after the cost is
      * known, counting them before. */
-    uint64_t tx_before = 0;
     for (size_t i = 0; i < s->cfg->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
-        if (sp->dev) {
+        if (sp->dev && sp->n_txq) {
             unsigned q = dp_pmd_txq_id(v->pmd, sp->port_no);
-            tx_before += sp->n_txq ? netdev_dummy_tx_pending(sp->dev, q) : 0;
+            uint64_t n = netdev_dummy_tx_pending(sp->dev, q);
+            io.tx += n;
+            io.nic_tx += sp->cfg->model == SIM_PORT_NIC ? n : 0;
+            extra += (double)n * sp->cfg->packet_cost_ns;
         }
     }
+    io.sends = sends;
     uint64_t counts[SIM_COST_N];
-    sim_poll_counts(&v->prev, &cur, rx, sends, tx_before, counts);
+    sim_poll_counts(&s->cost_ctx, &v->prev, &cur, &io, counts);
     v->prev = cur;
+    for (int e = 0; e < SIM_COST_N; e++) {
+        counts[e] += v->pending[e];
+        v->pending[e] = 0;
+    }
     for (int e = 0; e < SIM_COST_N; e++)
         s->res->cost_counts[e] += counts[e];
     double cost = sim_profile_apply(&s->cfg->profile, counts) + extra + v->carry;
@@ -805,6 +896,76 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
         sim_schedule_poll(s, k, wake);
 }
 
+/* ---- the measurement window ------------------------------------------------- */
+
+static void sim_counters_sub(struct dp_counters *d, const struct dp_counters *a)
+{
+    for (int i = 0; i < DP_N_STATS; i++)
+        d->n[i] -= a->n[i];
+    for (int i = 0; i < DROP_N_REASONS; i++)
+        d->drops[i] -= a->drops[i];
+    for (int i = 0; i < PARSE_N_RESULTS; i++)
+        d->parse[i] -= a->parse[i];
+    for (int i = 0; i < CSUM_N_STATS; i++)
+        d->csum.n[i] -= a->csum.n[i];
+    for (int i = 0; i < FCACHE_N_STATS; i++)
+        d->fcache.n[i] -= a->fcache.n[i];
+}
+
+/* The counters now, as a snapshot in (or, for the closing edge, minus)
+ * the window's fields: the first edge records them, the second subtracts
+ * the first from them. */
+static void sim_window_edge(struct sim *s, uint64_t t)
+{
+    struct sim_results *r = s->res;
+    struct sim_window *w = &r->window;
+    bool close = s->window_edges++ == 1;
+#define SIM_W_(field, val) (field) = close ? (val) - (field) : (val)
+    SIM_W_(w->offered, r->offered);
+    SIM_W_(w->delivered, r->delivered);
+    for (size_t i = 0; i < r->n_ports; i++) {
+        const struct sim_port_result *p = &r->ports[i];
+        SIM_W_(w->port_offered[i], p->offered);
+        SIM_W_(w->port_delivered[i], p->delivered);
+        SIM_W_(w->port_delivered_wire_bytes[i], p->delivered_wire_bytes);
+        SIM_W_(w->port_rx_missed[i], p->drops[SIM_DROP_RX_MISSED]);
+    }
+    for (size_t i = 0; i < r->n_pmds; i++) {
+        struct sim_pmd_result *p = &r->pmds[i];
+        SIM_W_(p->window.polls, p->polls);
+        SIM_W_(p->window.rx_packets, p->rx_packets);
+        SIM_W_(p->window.busy_ns, p->busy_ns);
+    }
+    for (int e = 0; e < SIM_COST_N; e++)
+        SIM_W_(w->cost_counts[e], r->cost_counts[e]);
+#undef SIM_W_
+    struct dp_counters sum, one;
+    memset(&sum, 0, sizeof sum);
+    for (unsigned k = 0; k < s->cfg->n_pmds; k++) {
+        dp_pmd_counters(s->dpps[k], &one);
+        sim_counters_sub(&sum, &one); /* sum = -(the PMDs' counters) */
+    }
+    struct dp_counters zero;
+    memset(&zero, 0, sizeof zero);
+    sim_counters_sub(&zero, &sum); /* zero = the PMDs' counters */
+    if (close) {
+        sim_counters_sub(&zero, &w->dp);
+        w->end_ns = t;
+    } else {
+        w->start_ns = t;
+    }
+    w->dp = zero;
+}
+
+/* Passes the window's edges due by time t. */
+static inline void sim_window_due(struct sim *s, uint64_t t)
+{
+    if (s->window_edges == 0 && t >= s->cfg->warmup_ns)
+        sim_window_edge(s, s->cfg->warmup_ns);
+    if (s->window_edges == 1 && t >= s->cfg->duration_ns)
+        sim_window_edge(s, s->cfg->duration_ns);
+}
+
 /* ---- the run ---------------------------------------------------------------- */
 
 static int sim_alloc(struct sim *s, struct sim_results *res, char *err, size_t errlen)
@@ -817,12 +978,20 @@ static int sim_alloc(struct sim *s, struct sim_results *res, char *err, size_t e
     res->pmds = calloc(c->n_pmds, sizeof *res->pmds);
     res->dp = calloc(1, sizeof *res->dp);
     res->violations = calloc(SIM_MAX_LISTED, sizeof *res->violations);
+    size_t np = c->n_ports ? c->n_ports : 1;
+    res->window.port_offered = calloc(np, sizeof *res->window.port_offered);
+    res->window.port_delivered = calloc(np, sizeof *res->window.port_delivered);
+    res->window.port_delivered_wire_bytes =
+        calloc(np, sizeof *res->window.port_delivered_wire_bytes);
+    res->window.port_rx_missed = calloc(np, sizeof *res->window.port_rx_missed);
     s->ports = calloc(c->n_ports ? c->n_ports : 1, sizeof *s->ports);
     s->pmds = calloc(c->n_pmds, sizeof *s->pmds);
     s->dpps = calloc(c->n_pmds, sizeof *s->dpps);
     s->streams = calloc(c->n_streams ? c->n_streams : 1, sizeof *s->streams);
-    if (!res->ports || !res->pmds || !res->dp || !res->violations || !s->ports || !s->pmds ||
-        !s->dpps || !s->streams || sim_hist_init(&res->latency)) {
+    bool window = res->window.port_offered && res->window.port_delivered &&
+                  res->window.port_delivered_wire_bytes && res->window.port_rx_missed;
+    if (!window || !res->ports || !res->pmds || !res->dp || !res->violations || !s->ports ||
+        !s->pmds || !s->dpps || !s->streams || sim_hist_init(&res->latency)) {
         fs_errf(err, errlen, "out of memory");
         return -1;
     }
@@ -876,6 +1045,9 @@ static uint64_t sim_in_flight(const struct sim *s)
 static void sim_finish(struct sim *s)
 {
     struct sim_results *res = s->res;
+    /* Edges after the last event: the window closes at the end. */
+    while (s->window_edges < 2)
+        sim_window_edge(s, s->window_edges ? s->cfg->duration_ns : s->cfg->warmup_ns);
     dp_stats_collect(s->dp, s->dpps, s->cfg->n_pmds, res->dp);
     struct dp_totals t;
     dp_stats_totals(res->dp, dp_n_ports(s->dp), &t);
@@ -945,6 +1117,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
         s.streams[i].next = cfg->duration_ns > 0 ? 0 : UINT64_MAX;
         s.streams[i].seq = s.evq.next_seq++;
     }
+    sim_cost_ctx_init(&s.cost_ctx, &cfg->knobs);
     struct sim_event ev;
     for (;;) {
         size_t first = SIZE_MAX;
@@ -963,6 +1136,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
         } else if (!sim_evq_pop(&s.evq, &ev)) {
             break;
         }
+        sim_window_due(&s, ev.time);
         res->events++;
         res->end_ns = ev.time;
         if (ev.kind == SIM_EV_ARRIVAL)
@@ -992,6 +1166,10 @@ void sim_results_free(struct sim_results *res)
     free(res->pmds);
     free(res->dp);
     free(res->violations);
+    free(res->window.port_offered);
+    free(res->window.port_delivered);
+    free(res->window.port_delivered_wire_bytes);
+    free(res->window.port_rx_missed);
     sim_hist_destroy(&res->latency);
     memset(res, 0, sizeof *res);
 }

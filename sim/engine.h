@@ -67,9 +67,17 @@ struct sim_port_cfg {
     bool rx_csum;              /* NIC: delivers checksum verdicts */
     uint32_t tx_caps;          /* NIC: NETDEV_TX_* offloads */
     bool guest_csum;           /* VM: sends NEEDS_CSUM, takes PARTIAL */
+    bool eager_csum;           /* VM with guest_csum: the host completes each
+                                * NEEDS_CSUM packet as it takes it from the
+                                * vring (vhost rx), whatever its egress: the
+                                * work is charged to the PMD that polls the
+                                * queue (sw_csum_packet, sw_csum_byte) */
     uint64_t guest_pps;        /* VM: packets/s the guest takes off its
                                 * vring, 0: at once */
     double send_cost_ns;       /* extra cost of a send call to this port */
+    double packet_cost_ns;     /* VM: extra cost per packet the host moves
+                                * through its vrings, either way (vhost's
+                                * copy and descriptors) */
     int forward;               /* VM: the guest sends what it receives back
                                 * through this VM port (an index into
                                 * ports; a testpmd-style loopback), -1:
@@ -97,6 +105,10 @@ struct sim_cfg {
     uint64_t seed;
     unsigned n_pmds;           /* 1..DP_MAX_PMDS */
     uint64_t duration_ns;      /* traffic runs from 0 to this time */
+    uint64_t warmup_ns;        /* the measurement window (results' window)
+                                * runs from here to duration_ns; packets
+                                * arriving before it are not in the
+                                * latency histogram. < duration_ns */
     bool allow_overload;       /* offered rates above a line rate */
     struct sim_profile profile;
     struct dp_knobs knobs;
@@ -136,6 +148,9 @@ struct sim_port_result {
     uint64_t delivered, delivered_bytes, delivered_wire_bytes; /* left it */
     uint64_t send_calls;
     uint64_t guest_completed;          /* NEEDS_CSUM finished by the guest */
+    uint64_t guest_computed;           /* VM without guest_csum: TCP/UDP
+                                        * checksums its guest computed to send */
+    uint64_t eager_csum, eager_csum_bytes; /* completed at vhost rx (eager_csum) */
     uint64_t forwarded;                /* VM: sent back by a forwarding guest */
     struct sim_verify_stats verify;
 };
@@ -144,6 +159,22 @@ struct sim_pmd_result {
     unsigned rxqs;
     uint64_t polls, idle_polls, rx_packets;
     uint64_t busy_ns, idle_ns;         /* virtual time spent polling */
+    struct {                           /* within the window */
+        uint64_t polls, rx_packets, busy_ns;
+    } window;
+};
+
+/* The measurement window [warmup_ns, duration_ns): the change of the
+ * counters between its edges (a poll is counted at the edge it starts
+ * after), so warm-up (cold caches, upcalls) and the drain after the
+ * traffic stops are left out: steady-state rates and hit shares. */
+struct sim_window {
+    uint64_t start_ns, end_ns;
+    uint64_t offered, delivered;
+    uint64_t *port_offered, *port_delivered, *port_delivered_wire_bytes; /* per port */
+    uint64_t *port_rx_missed;
+    struct dp_counters dp;             /* summed over the PMDs */
+    uint64_t cost_counts[SIM_COST_N];
 };
 
 struct sim_results {
@@ -159,6 +190,7 @@ struct sim_results {
     struct sim_verify_violation *violations; /* the first ones, all sinks */
     size_t n_violations;
     uint64_t cost_counts[SIM_COST_N];  /* every event the cost model charged */
+    struct sim_window window;
 };
 
 /* Runs a simulation. Returns 0 with *res filled (free with
@@ -168,5 +200,36 @@ struct sim_results {
 int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_t errlen);
 
 void sim_results_free(struct sim_results *res);
+
+/* ---- the cost model's counting, shared with the calibration ----------------- */
+
+/* What one poll moved, beside the core's counters: packets received and
+ * sent, send calls, and which of them came from or went to NIC-model ports
+ * (their driver's own cost, SIM_COST_NIC_*). */
+struct sim_poll_io {
+    uint64_t rx, sends, tx;
+    uint64_t nic_rx, nic_tx;
+};
+
+/* Which flow-cache stages exist, for the miss events: a stage the knobs
+ * turn off is never probed. */
+struct sim_cost_ctx {
+    bool emc, smc;
+};
+
+void sim_cost_ctx_init(struct sim_cost_ctx *ctx, const struct dp_knobs *knobs);
+
+/* The events of one poll (counts[SIM_COST_N]) from the core's counters
+ * before (a) and after (b) it and what it moved. The engine charges these;
+ * the calibration (calibrate.h) fits their costs, with this same counting. */
+void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct dp_counters *a,
+                     const struct dp_counters *b, const struct sim_poll_io *io,
+                     uint64_t counts[SIM_COST_N]);
+
+/* What a VM model's guest with checksum offload does to a TCP or UDP
+ * packet it sends: the pseudo-header sum in the checksum field, the L4
+ * state PARTIAL with csum_start/csum_offset (virtio NEEDS_CSUM). Other
+ * packets are left as they are. */
+void sim_guest_partial(struct pkt *p);
 
 #endif

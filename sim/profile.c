@@ -114,9 +114,11 @@ static int load_root(const char *path, json_t *root, struct sim_profile *p, char
     json_t *v;
     json_object_foreach(root, key, v) {
         if (strcmp(key, "cpu") && strcmp(key, "ghz") && strcmp(key, "costs_ns") &&
-            strcmp(key, "description")) {
+            strcmp(key, "description") && strcmp(key, "calibration")) {
             snprintf(err, errlen,
-                     "%s: unknown key '%s' (known: cpu, ghz, description, costs_ns)", path, key);
+                     "%s: unknown key '%s' (known: cpu, ghz, description, calibration, "
+                     "costs_ns)",
+                     path, key);
             return -1;
         }
     }
@@ -133,6 +135,12 @@ static int load_root(const char *path, json_t *root, struct sim_profile *p, char
         snprintf(err, errlen, "%s: ghz: %s", path,
                  ghz ? "must be a number above 0 (the clock in GHz)"
                      : "missing (the clock in GHz)");
+        return -1;
+    }
+    json_t *calib = json_object_get(root, "calibration");
+    if (calib && !json_is_object(calib)) {
+        snprintf(err, errlen, "%s: calibration: must be an object, not %s", path,
+                 json_kind(calib));
         return -1;
     }
     if (desc && !json_is_string(desc)) {

@@ -9,6 +9,9 @@
  *     "cpu": "AMD EPYC 7B13",          the machine it describes (string)
  *     "ghz": 3.0,                      its clock, GHz (number > 0)
  *     "description": "...",            optional: how it was made
+ *     "calibration": { ... },          optional: how it was measured (any
+ *                                      object; `flowswitch sim calibrate`
+ *                                      writes its workloads and fit here)
  *     "costs_ns": { "poll_iteration": 15, "rx_burst": 25, ... }
  *   }
  *
@@ -28,27 +31,36 @@
  * Adding an event is one line here (and its key in every profile file:
  * a profile without it is refused). The defaults are order-of-magnitude
  * figures for one 3 GHz x86-64 core, to be replaced by a calibrated
- * profile. */
+ * profile; their NIC driver costs are 0 (a device that costs what the
+ * dummy port costs, which rx_packet and tx_packet already hold). */
 #define SIM_COST_EVENTS(X)                                                             \
     X(POLL_ITER, "poll_iteration", 15.0, "one PMD poll-loop iteration, busy or idle")  \
     X(RX_BURST, "rx_burst", 25.0, "one rx burst call on an rx queue")                  \
     X(RX_PKT, "rx_packet", 3.0, "a packet received")                                   \
     X(PARSE, "parse", 6.0, "a packet parsed into a flow key")                          \
-    X(EMC_HIT, "emc_hit", 8.0, "an exact-match cache hit")                             \
-    X(SMC_HIT, "smc_hit", 15.0, "a signature-match cache hit")                         \
+    X(PARSE_LAYOUT, "parse_layout", 3.0, "a packet validated without a flow key")      \
+    X(FLOW_HASH, "flow_hash", 4.0, "a flow key hashed for the EMC and SMC")            \
+    X(EMC_HIT, "emc_hit", 4.0, "an exact-match cache hit")                             \
+    X(EMC_MISS, "emc_miss", 6.0, "an exact-match cache probe that missed")             \
+    X(SMC_HIT, "smc_hit", 11.0, "a signature-match cache hit")                         \
+    X(SMC_MISS, "smc_miss", 8.0, "a signature-match cache probe that missed")          \
     X(MEGAFLOW_HIT, "megaflow_hit", 20.0, "a megaflow classifier hit")                 \
     X(SUBTABLE_PROBE, "subtable_probe", 12.0, "a classifier subtable probed")          \
     X(UPCALL, "upcall", 1500.0, "a miss handled by the rule table (slow path)")        \
     X(MEGAFLOW_INSTALL, "megaflow_install", 400.0, "a megaflow installed")             \
-    X(ACTION, "action_executed", 2.0, "an action executed on a packet")                \
+    X(ACTION, "action_executed", 2.0, "an action list executed on a packet")                \
+    X(COPY, "packet_copy", 20.0, "a packet copied for one more output")                \
     X(CSUM_BYTE, "sw_csum_byte", 0.011, "a byte summed to fill a checksum")           \
     X(CSUM_PKT, "sw_csum_packet", 4.0, "a checksum filled in software")               \
+    X(CSUM_VERIFY, "sw_csum_verify", 4.0, "a checksum verified in software")          \
     X(CSUM_VERIFY_BYTE, "sw_csum_verify_byte", 0.011, "a byte summed to verify")      \
     X(TUNNEL_PUSH, "tunnel_push", 15.0, "a tunnel header pushed")                      \
     X(TUNNEL_POP, "tunnel_pop", 20.0, "a tunnel header popped")                        \
     X(SEND_CALL, "send_call", 40.0, "a send call on a tx queue")                       \
     X(TX_PKT, "tx_packet", 3.0, "a packet handed to a send call")                      \
-    X(DROP, "drop", 5.0, "a packet dropped")
+    X(DROP, "drop", 5.0, "a packet dropped")                                           \
+    X(NIC_RX_PKT, "nic_rx_packet", 0.0, "a NIC driver's own work for a packet received") \
+    X(NIC_TX_PKT, "nic_tx_packet", 0.0, "a NIC driver's own work for a packet sent")
 
 enum sim_cost {
 #define SIM_COST_ENUM_(e, name, def, desc) SIM_COST_##e,

@@ -129,6 +129,7 @@ static const struct {
     {"bad-csum", offsetof(struct dp_knobs, bad_csum_forward), "forward", "drop"},
     {"smc", offsetof(struct dp_knobs, smc), "on", "off"},
     {"megaflow-revalidate", offsetof(struct dp_knobs, megaflow_revalidate), "on", "off"},
+    {"tx-batching", offsetof(struct dp_knobs, tx_batching), "on", "off"},
 };
 
 #define DP_N_UINT_KNOBS (sizeof dp_uint_knobs / sizeof dp_uint_knobs[0])
@@ -153,6 +154,7 @@ void dp_knobs_default(struct dp_knobs *k)
     k->megaflow_max = 65535;
     k->subtable_resort_ms = 1000;
     k->megaflow_revalidate = true;
+    k->tx_batching = true;
     k->seed = 0;
     k->direct_subtables = 1;
 }
@@ -985,13 +987,18 @@ static void dp_output_run(struct dp_pmd *pmd, struct pkt **pkts, unsigned n, uin
         (FS_CSUM_MACHINERY && (pmd->rx_flags & PKT_BATCH_F_PARTIAL))) {
         for (unsigned i = 0; i < n; i++)
             dp_output_cb(pmd, pkts[i], port);
+        if (!pmd->knobs->tx_batching && port < dp->n_ports && dp->ports[port].dev)
+            txq_flush(&pmd->txq[port], pmd->now);
         return;
     }
     struct txq *q = &pmd->txq[port];
-    if (whole && q->interval_ns == 0)
+    if (whole && q->interval_ns == 0) {
         txq_send_burst(q, pkts, n, bytes, pmd->rx_flags, pmd->now);
-    else
+    } else {
         txq_enqueue_burst(q, pkts, n, pmd->rx_flags, pmd->now);
+        if (!pmd->knobs->tx_batching) /* each run its own send call */
+            txq_flush(q, pmd->now);
+    }
 }
 
 /* Counts the PARTIAL and BAD verdicts a packet arrived with. Only called
@@ -1125,6 +1132,7 @@ static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct p
         }
     }
     pmd->parse_results[PARSE_OK] += n;
+    pmd->n[DP_STAT_LAYOUT_ONLY] += n;
     *kept_bytes = bytes;
     return n;
 }

@@ -53,6 +53,10 @@ struct dp_knobs {
     uint32_t megaflow_max;         /* default 65535 */
     uint32_t subtable_resort_ms;   /* default 1000 */
     bool megaflow_revalidate;      /* on (default) | off */
+    bool tx_batching;              /* on (default) | off: each run of packets
+                                    * with one output leaves in its own send
+                                    * call, as OVS sent before its output
+                                    * batching (for comparisons) */
     uint32_t seed;                 /* PRNG seed of the caches, default 0 */
     uint32_t direct_subtables;     /* ports with at most this many megaflow
                                     * subtables skip the EMC/SMC, default 1 */
@@ -283,6 +287,8 @@ void dp_megaflow_dump_free(struct dp_megaflow_dump *d);
                                        * a time (not single-output runs) */   \
     X(TNL_PUSH, tnl_push)             /* packets encapsulated */              \
     X(TNL_POP, tnl_pop)               /* packets decapsulated */              \
+    X(LAYOUT_ONLY, layout_only)       /* packets validated without a flow key \
+                                       * (a port's one in_port subtable) */   \
     X(QUEUED, queued)                 /* gauge: packets in output queues */
 
 enum dp_stat {

@@ -10,8 +10,8 @@
     "tx-flush-interval, tx-retries, emc-entries, emc-ways, "                     \
     "emc-insert-inv-prob, emc-max-key-len, smc-entries, megaflow-max, "           \
     "subtable-resort-interval, seed, direct-subtables, bad-csum, smc, "          \
-    "megaflow-revalidate, replay-iteration-ns, pmd-cores, pmd-rxq-affinity, "   \
-    "pmd-priority, keepalive, keepalive-interval, ctl-socket"
+    "megaflow-revalidate, tx-batching, replay-iteration-ns, pmd-cores, "        \
+    "pmd-rxq-affinity, pmd-priority, keepalive, keepalive-interval, ctl-socket"
 
 #include <fcntl.h>
 #include <limits.h>

@@ -157,6 +157,35 @@ static void test_one_call_for_32_flows(void **state)
     fx_close(&f);
 }
 
+/* tx-batching = off: each run of packets with one action list (here the
+ * packets of one flow: each UDP source port has its own rule) leaves in
+ * its own send call, in order; on: the batch in one call. */
+static void test_tx_batching_off(void **state)
+{
+    (void)state;
+    char rules[2048];
+    size_t n0 = 0;
+    for (unsigned k = 0; k < 16; k++)
+        n0 += (size_t)snprintf(rules + n0, sizeof rules - n0,
+                               "rule = priority=20,udp,tp_src=%u actions=output:p1\n", k);
+    for (int on = 0; on < 2; on++) {
+        struct fx f = {0};
+        fx_open(&f, on ? "tx-batching = on" : "tx-batching = off", rules);
+        for (unsigned i = 0; i < 32; i++)
+            netdev_dummy_inject(dev(&f, 0), 0, mk(i / 2, i, 0));
+        assert_int_equal(dp_pmd_poll(f.pmd, 0), 32);
+        assert_int_equal(netdev_dummy_send_calls(dev(&f, 1)), on ? 1 : 16);
+        struct netdev_dummy_send_rec log[32];
+        int n = netdev_dummy_send_log(dev(&f, 1), log, 32);
+        for (int i = 0; i < n; i++)
+            assert_int_equal(log[i].offered, on ? 32 : 2);
+        unsigned next = 0;
+        assert_int_equal(collect(&f, 1, &next), 32);
+        assert_conserved(&f);
+        fx_close(&f);
+    }
+}
+
 /* A port whose one megaflow covers in_port alone (a "simple" port: keyless
  * parse, the batch sent in place): a batch with a truncated capture and
  * two unparsable frames among good ones keeps the good ones in order and
@@ -533,6 +562,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_call_for_32_flows),
+        cmocka_unit_test(test_tx_batching_off),
         cmocka_unit_test(test_simple_port_drops),
         cmocka_unit_test(test_interval0_nothing_survives),
         cmocka_unit_test(test_interval_batches_across_rx),

@@ -102,10 +102,11 @@ static void test_event_table(void **state)
     (void)state;
     /* The events the cost model needs, by their report names. */
     static const char *const want[] = {
-        "poll_iteration", "rx_burst", "rx_packet", "parse", "emc_hit", "smc_hit",
-        "megaflow_hit", "subtable_probe", "upcall", "megaflow_install", "action_executed",
-        "sw_csum_byte", "sw_csum_packet", "sw_csum_verify_byte", "tunnel_push", "tunnel_pop",
-        "send_call", "tx_packet", "drop"};
+        "poll_iteration", "rx_burst", "rx_packet", "parse", "parse_layout", "flow_hash",
+        "emc_hit", "emc_miss", "smc_hit", "smc_miss", "megaflow_hit", "subtable_probe",
+        "upcall", "megaflow_install", "action_executed", "packet_copy", "sw_csum_byte",
+        "sw_csum_packet", "sw_csum_verify", "sw_csum_verify_byte", "tunnel_push", "tunnel_pop",
+        "send_call", "tx_packet", "drop", "nic_rx_packet", "nic_tx_packet"};
     assert_int_equal(SIM_COST_N, sizeof want / sizeof want[0]);
     for (int i = 0; i < SIM_COST_N; i++) {
         assert_string_equal(sim_cost_name((enum sim_cost)i), want[i]);
@@ -166,6 +167,16 @@ static void test_valid_variants(void **state)
     unlink(path);
     assert_true(p.cost_ns[SIM_COST_EMC_HIT] == 7);
 
+    /* How it was calibrated: any object, kept out of the costs. */
+    profile_text(text, sizeof text, NULL, NULL,
+                 "\n  \"calibration\": {\"workloads\": [{\"drop\": -1}], \"r2\": 0.9},",
+                 false);
+    path = write_tmp(text);
+    if (sim_profile_load(path, &p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    unlink(path);
+    assert_true(p.cost_ns[SIM_COST_DROP] == 5.0);
+
     /* A long CPU name is truncated, not refused. */
     char longcpu[501];
     memset(longcpu, 'x', 500);
@@ -207,8 +218,14 @@ static void test_refused(void **state)
     profile_text(text, sizeof text, "parse", "[6]", NULL, false);
     expect_refused(text, "costs_ns.parse", "an array", NULL);
 
-    profile_text(text, sizeof text, "emc_miss", NULL, NULL, false);
-    expect_refused(text, "unknown event 'emc_miss'", "known: poll_iteration", "drop", NULL);
+    profile_text(text, sizeof text, "emc_probe", NULL, NULL, false);
+    expect_refused(text, "unknown event 'emc_probe'", "known: poll_iteration", "drop",
+                   "nic_tx_packet", NULL);
+    profile_text(text, sizeof text, "nic_rx_packet", NULL, NULL, true);
+    expect_refused(text, "missing cost 'nic_rx_packet'", NULL);
+
+    profile_text(text, sizeof text, NULL, NULL, "\n  \"calibration\": [1],", false);
+    expect_refused(text, "calibration: must be an object, not an array", NULL);
 
     profile_text(text, sizeof text, NULL, NULL, "\n  \"gigahertz\": 3,", false);
     expect_refused(text, "unknown key 'gigahertz'", NULL);

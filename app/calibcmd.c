@@ -1,0 +1,495 @@
+/* calibcmd.c: `flowswitch sim calibrate`, a cost profile measured on this
+ * machine (sim/calibrate.h).
+ *
+ *   flowswitch sim calibrate [--out PROFILE.json] [--quick] [--repeats N]
+ *                            [--polls N] [--cpu N] [--json] [--base PROFILE]
+ *                            [--only NAME]
+ *                            [--nic-rx DEVARGS --nic-tx DEVARGS [--nic-mbufs N]
+ *                             -- EAL-ARGS]
+ *
+ * Measures the TSC rate against the monotonic clock, runs the calibration
+ * workloads pinned to one CPU, fits the costs and writes a profile (the
+ * CPU model from /proc/cpuinfo, the measured TSC rate as "ghz", the costs
+ * in ns, and under "calibration" the workloads, their measured and fitted
+ * cycles and the status of every event). With --base, the core's costs
+ * are those of an existing profile instead. With --nic-rx/--nic-tx (DPDK
+ * builds), the NIC driver cost is measured too: bursts received from a
+ * DPDK port and sent on another (no datapath), against the same on dummy
+ * ports; the difference per packet is nic_rx_packet (nic_tx_packet stays
+ * 0: one figure per forwarded packet). The profile is read back with the
+ * loader before it is kept: a profile it would refuse is an error. */
+#define _GNU_SOURCE
+#include "calibcmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/dummy/netdev-dummy.h"
+#ifdef HAVE_DPDK
+#include "backends/dpdk/netdev-dpdk.h"
+#endif
+#include "calibrate.h"
+#include "netdev.h"
+#include "profile.h"
+#include "sys.h"
+
+#define CAL_EXIT_OK 0
+#define CAL_EXIT_USAGE 1
+#define CAL_EXIT_FAILED 2
+
+static void calib_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: flowswitch sim calibrate [--out PROFILE.json] [--quick] [--repeats N]\n"
+            "                                [--polls N] [--cpu N] [--json]\n"
+            "Measures the cost model's per-event costs on this machine: the real core on\n"
+            "dummy ports, each poll timed with the TSC, over workloads that vary each\n"
+            "event independently, fitted by non-negative least squares of cycles per poll\n"
+            "on the events per poll (medians over --repeats runs of --polls polls).\n"
+            "--out writes the profile (else it goes to stdout after the table); --json\n"
+            "prints the profile only; --cpu pins the measurement (default: the last CPU\n"
+            "this process may use); --quick measures a reduced catalogue; --base takes\n"
+            "the core's costs from a profile instead of measuring them; --only NAME\n"
+            "measures only the workloads whose name starts with NAME (to look at them:\n"
+            "its fit is no profile).\n"
+            "--nic-rx DEVARGS --nic-tx DEVARGS [--nic-mbufs N] -- EAL-ARGS (DPDK builds):\n"
+            "also measures what a DPDK port pair costs per forwarded packet beyond a\n"
+            "dummy pair (e.g. --nic-rx net_pcap0,rx_pcap=t.pcap,infinite_rx=1 --nic-tx\n"
+            "net_null0,size=64,no-rx=1 -- -l 1 --no-pci): the profile's nic_rx_packet.\n");
+}
+
+/* The TSC rate in GHz: cycles over monotonic ns across 'ms' of spinning,
+ * the median of three tries. */
+static double calib_tsc_ghz(unsigned ms)
+{
+    double g[3];
+    for (int i = 0; i < 3; i++) {
+        uint64_t n0 = fs_mono_ns(), c0 = fs_cycles();
+        while (fs_mono_ns() - n0 < (uint64_t)ms * 1000000u)
+            ;
+        uint64_t n1 = fs_mono_ns(), c1 = fs_cycles();
+        g[i] = (double)(c1 - c0) / (double)(n1 - n0);
+    }
+    double a = g[0] < g[1] ? g[0] : g[1], b = g[0] < g[1] ? g[1] : g[0];
+    return g[2] < a ? a : g[2] > b ? b : g[2];
+}
+
+/* /proc/cpuinfo's first "model name", or "unknown". */
+static void calib_cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10))
+            continue;
+        char *c = strchr(line, ':');
+        if (!c)
+            continue;
+        c++;
+        while (*c == ' ' || *c == '\t')
+            c++;
+        c[strcspn(c, "\n")] = '\0';
+        snprintf(buf, size, "%s", c);
+        break;
+    }
+    fclose(f);
+}
+
+static void calib_loop(void)
+{
+    /* What app/pmd.c's loop reads beside the TSC every iteration. */
+    volatile uint64_t now = fs_mono_ns();
+    (void)now;
+}
+
+static void calib_progress(void *aux, size_t done, size_t total, const char *name)
+{
+    (void)aux;
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\rcalibrate: %zu/%zu %-40s", done + 1, total, name);
+}
+
+static const char *calib_status(const struct sim_calib *c, int e, char *buf, size_t size)
+{
+    if (c->twin[e] == -1)
+        return "identified";
+    if (c->twin[e] == -2)
+        return "not exercised (no workload counts it)";
+    snprintf(buf, size, "collinear with %s (their sum is identified)",
+             sim_cost_name((enum sim_cost)c->twin[e]));
+    return buf;
+}
+
+static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, double ghz,
+                                  const struct sim_calib_opts *o, int pinned)
+{
+    json_t *rows = json_array();
+    for (size_t i = 0; i < c->n_rows; i++) {
+        const struct sim_calib_row *r = &c->rows[i];
+        json_t *counts = json_object();
+        for (int e = 0; e < SIM_COST_N; e++)
+            if (r->counts[e] != 0)
+                json_object_set_new(counts, sim_cost_name((enum sim_cost)e),
+                                    json_real(r->counts[e]));
+        json_array_append_new(
+            rows, json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:o}", "name",
+                            r->name, "isolates", r->isolates, "burst", (int)r->burst,
+                            "frame_bytes", (int)r->frame, "cycles_per_poll", r->cycles,
+                            "cycles_min", r->cycles_min, "cycles_max", r->cycles_max,
+                            "polls_discarded", (int)r->polls_discarded,
+                            "fitted_cycles", r->fitted, "rel_error",
+                            r->cycles > 0 ? r->fitted / r->cycles - 1 : 0.0,
+                            "events_per_poll", counts));
+    }
+    json_t *events = json_object();
+    json_t *costs = json_object();
+    for (int e = 0; e < SIM_COST_N; e++) {
+        char buf[128];
+        double ns = c->cost_cycles[e] / ghz;
+        json_object_set_new(events, sim_cost_name((enum sim_cost)e),
+                            json_pack("{s:f, s:f, s:s}", "cycles", c->cost_cycles[e], "ns", ns,
+                                      "status", calib_status(c, e, buf, sizeof buf)));
+        json_object_set_new(costs, sim_cost_name((enum sim_cost)e),
+                            json_real(round(ns * 1e4) / 1e4));
+    }
+    char desc[512];
+    snprintf(desc, sizeof desc,
+             "Calibrated by flowswitch sim calibrate on this CPU: the core on dummy ports, "
+             "%zu workloads, %u runs of %u timed polls each; ghz is the measured TSC rate; "
+             "NIC driver costs 0 (the dummy device's own cost is in rx_packet and tx_packet).",
+             c->n_rows, o->repeats, o->polls);
+    json_t *calib = json_pack(
+        "{s:s, s:f, s:i, s:i, s:i, s:i, s:b, s:f, s:f, s:o, s:o}", "estimator",
+        sim_calib_estimator, "tsc_ghz", ghz, "repeats", (int)o->repeats, "polls",
+        (int)o->polls, "warm_polls", (int)o->warm_polls, "cpu_pinned", pinned, "quick",
+        o->quick, "rms_rel_error", c->rms_rel_err, "max_rel_error", c->max_rel_err, "events",
+        events, "workloads", rows);
+    return json_pack("{s:s, s:f, s:s, s:o, s:o}", "cpu", cpu, "ghz", round(ghz * 1e6) / 1e6,
+                     "description", desc, "calibration", calib, "costs_ns", costs);
+}
+
+static void calib_table(FILE *out, const struct sim_calib *c, double ghz, const char *cpu)
+{
+    fprintf(out, "calibration on %s, TSC %.4f GHz\n", cpu, ghz);
+    fprintf(out, "%-28s %10s %10s %8s %9s\n", "workload", "cyc/poll", "fitted", "error",
+            "discarded");
+    for (size_t i = 0; i < c->n_rows; i++) {
+        const struct sim_calib_row *r = &c->rows[i];
+        fprintf(out, "%-28s %10.1f %10.1f %+7.1f%% %9u\n", r->name, r->cycles, r->fitted,
+                r->cycles > 0 ? 100 * (r->fitted / r->cycles - 1) : 0.0, r->polls_discarded);
+    }
+    fprintf(out, "fit: rms relative error %.1f%%, max %.1f%%\n", 100 * c->rms_rel_err,
+            100 * c->max_rel_err);
+    fprintf(out, "%-20s %10s %10s  %s\n", "event", "cycles", "ns", "status");
+    for (int e = 0; e < SIM_COST_N; e++) {
+        char buf[128];
+        fprintf(out, "%-20s %10.3f %10.4f  %s\n", sim_cost_name((enum sim_cost)e),
+                c->cost_cycles[e], c->cost_cycles[e] / ghz, calib_status(c, e, buf, sizeof buf));
+    }
+}
+
+/* Pins the calling thread to 'cpu' (-1: the last one it may use).
+ * Returns the CPU, or -1 if it could not pin. */
+static int calib_pin(int cpu)
+{
+    cpu_set_t set;
+    if (cpu < 0) {
+        if (sched_getaffinity(0, sizeof set, &set))
+            return -1;
+        for (int i = CPU_SETSIZE - 1; i >= 0; i--)
+            if (CPU_ISSET(i, &set)) {
+                cpu = i;
+                break;
+            }
+    }
+    if (cpu < 0)
+        return -1;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) ? -1 : cpu;
+}
+
+struct calib_nic {
+    const char *rx, *tx;      /* devargs, NULL: no NIC measurement */
+    const char *mbufs;
+    char **eal;               /* argv for the EAL, [0] the program */
+    int n_eal;
+    double dpdk_cpp, dummy_cpp;
+};
+
+/* The NIC driver's cycles per packet beyond a dummy port's. */
+static int calib_nic(struct calib_nic *n, const struct sim_calib_clock *clk,
+                     const struct sim_calib_opts *o, char *err, size_t errlen)
+{
+#ifdef HAVE_DPDK
+    if (netdev_dpdk_init(n->n_eal, n->eal, err, errlen))
+        return -1;
+    netdev_dpdk_register();
+    const struct netdev_opt rx_opts[] = {{"devargs", n->rx, 0}, {"rxqs", "1", 0},
+                                         {"txqs", "1", 0}, {"burst", "32", 0},
+                                         {"mbufs", n->mbufs, 0}};
+    const struct netdev_opt tx_opts[] = {{"devargs", n->tx, 0}, {"rxqs", "0", 0},
+                                         {"txqs", "1", 0}};
+    struct netdev_args ra = {.opts = rx_opts, .n_opts = n->mbufs ? 5 : 4, .base_dir = "",
+                             .out_dir = ""};
+    struct netdev_args ta = {.opts = tx_opts, .n_opts = 3, .base_dir = "", .out_dir = ""};
+    char why[512];
+    struct netdev *rx = netdev_open("nic-rx", "dpdk", &ra, why, sizeof why);
+    struct netdev *tx = rx ? netdev_open("nic-tx", "dpdk", &ta, why, sizeof why) : NULL;
+    int rc = -1;
+    if (!rx || !tx) {
+        snprintf(err, errlen, "--nic-%s: %s", rx ? "tx" : "rx", why);
+    } else {
+        struct sim_calib_dev d = {.rx = rx, .tx = tx};
+        rc = sim_calib_device(clk, o, &d, &n->dpdk_cpp, err, errlen);
+    }
+    if (tx)
+        netdev_close(tx);
+    if (rx)
+        netdev_close(rx);
+    netdev_dpdk_fini();
+    if (rc)
+        return -1;
+    return sim_calib_dummy_io(clk, o, &n->dummy_cpp, err, errlen);
+#else
+    (void)n;
+    (void)clk;
+    (void)o;
+    snprintf(err, errlen, "--nic-rx/--nic-tx need the DPDK backend (not compiled in)");
+    return -1;
+#endif
+}
+
+/* Puts the NIC measurement into a profile document. */
+static void calib_nic_json(json_t *doc, const struct calib_nic *n, double ghz)
+{
+    double extra = n->dpdk_cpp - n->dummy_cpp;
+    if (extra < 0)
+        extra = 0;
+    json_t *costs = json_object_get(doc, "costs_ns");
+    json_object_set_new(costs, "nic_rx_packet", json_real(round(extra / ghz * 1e4) / 1e4));
+    json_object_set_new(costs, "nic_tx_packet", json_real(0));
+    json_t *calib = json_object_get(doc, "calibration");
+    if (!calib) {
+        calib = json_object();
+        json_object_set_new(doc, "calibration", calib);
+    }
+    json_object_set_new(calib, "nic",
+                        json_pack("{s:s, s:s, s:f, s:f, s:f, s:s}", "rx_devargs", n->rx,
+                                  "tx_devargs", n->tx, "dpdk_cycles_per_packet", n->dpdk_cpp,
+                                  "dummy_cycles_per_packet", n->dummy_cpp, "tsc_ghz", ghz,
+                                  "charged", "nic_rx_packet: (dpdk - dummy) cycles per "
+                                  "forwarded packet / tsc_ghz; nic_tx_packet 0"));
+    const char *d = json_string_value(json_object_get(doc, "description"));
+    char desc[1024];
+    snprintf(desc, sizeof desc,
+             "%s NIC driver cost: %s into %s, %.1f cycles per forwarded packet beyond a "
+             "dummy pair's, charged as nic_rx_packet.",
+             d ? d : "", n->rx, n->tx, extra);
+    json_object_set_new(doc, "description", json_string(desc));
+}
+
+static int calib_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s < '0' || *s > '9' || *end || errno || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int fs_cmd_sim_calibrate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"out", required_argument, NULL, 'o'},   {"quick", no_argument, NULL, 'q'},
+        {"repeats", required_argument, NULL, 'r'}, {"polls", required_argument, NULL, 'p'},
+        {"cpu", required_argument, NULL, 'c'},   {"json", no_argument, NULL, 'j'},
+        {"base", required_argument, NULL, 'b'},  {"nic-rx", required_argument, NULL, 'R'},
+        {"nic-tx", required_argument, NULL, 'X'}, {"nic-mbufs", required_argument, NULL, 'M'},
+        {"only", required_argument, NULL, 'O'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    const char *out_path = NULL, *base = NULL;
+    struct calib_nic nic = {.rx = NULL};
+    bool json = false;
+    long cpu = -1;
+    struct sim_calib_opts o = {.repeats = 5, .polls = 2000, .warm_polls = 600};
+    int ch;
+    unsigned long v;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'q':
+            o.quick = true;
+            break;
+        case 'r':
+        case 'p':
+        case 'c':
+            if (calib_uint(optarg, ch == 'c' ? CPU_SETSIZE - 1 : 1000000, &v) ||
+                (ch != 'c' && v == 0)) {
+                fprintf(stderr, "flowswitch sim calibrate: bad --%s '%s'\n",
+                        ch == 'r' ? "repeats" : ch == 'p' ? "polls" : "cpu", optarg);
+                return CAL_EXIT_USAGE;
+            }
+            if (ch == 'r')
+                o.repeats = (unsigned)v;
+            else if (ch == 'p')
+                o.polls = (unsigned)v;
+            else
+                cpu = (long)v;
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'b':
+            base = optarg;
+            break;
+        case 'R':
+            nic.rx = optarg;
+            break;
+        case 'X':
+            nic.tx = optarg;
+            break;
+        case 'M':
+            nic.mbufs = optarg;
+            break;
+        case 'O':
+            o.only = optarg;
+            break;
+        case 'h':
+            calib_usage(stdout);
+            return CAL_EXIT_OK;
+        default:
+            fprintf(stderr, "flowswitch sim calibrate: try 'flowswitch sim calibrate --help'\n");
+            return CAL_EXIT_USAGE;
+        }
+    }
+    bool dashes = optind > 0 && optind <= argc && !strcmp(argv[optind - 1], "--");
+    if (optind != argc && !dashes) {
+        fprintf(stderr, "flowswitch sim calibrate: unexpected argument '%s'\n", argv[optind]);
+        return CAL_EXIT_USAGE;
+    }
+    if (!nic.rx != !nic.tx || (dashes && !nic.rx)) {
+        fprintf(stderr, "flowswitch sim calibrate: --nic-rx and --nic-tx go together, with "
+                        "the EAL arguments after --\n");
+        return CAL_EXIT_USAGE;
+    }
+    char *eal_argv[64];
+    if (nic.rx) {
+        if (argc - optind + 1 > 64) {
+            fprintf(stderr, "flowswitch sim calibrate: too many EAL arguments\n");
+            return CAL_EXIT_USAGE;
+        }
+        eal_argv[0] = "flowswitch";
+        for (int i = optind; i < argc; i++)
+            eal_argv[i - optind + 1] = argv[i];
+        nic.eal = eal_argv;
+        nic.n_eal = argc - optind + 1;
+    }
+    if (o.quick) {
+        o.polls = o.polls < 300 ? o.polls : 300;
+        o.warm_polls = 100;
+        o.repeats = o.repeats < 3 ? o.repeats : 3;
+    }
+    netdev_dummy_register();
+    int pinned = calib_pin((int)cpu);
+    if (pinned < 0 && cpu >= 0) {
+        fprintf(stderr, "flowswitch sim calibrate: cannot pin to CPU %ld: %s\n", cpu,
+                strerror(errno));
+        return CAL_EXIT_USAGE;
+    }
+    char model[256];
+    calib_cpu_model(model, sizeof model);
+    double ghz = calib_tsc_ghz(o.quick ? 20 : 200);
+    struct sim_calib_clock clk = {.cycles = fs_cycles, .loop = calib_loop};
+    o.progress = calib_progress;
+    struct sim_calib c;
+    memset(&c, 0, sizeof c);
+    char err[1024];
+    json_t *doc = NULL;
+    if (nic.rx && calib_nic(&nic, &clk, &o, err, sizeof err)) {
+        fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
+        return CAL_EXIT_FAILED;
+    }
+    if (base) {
+        struct sim_profile bp;
+        json_error_t je;
+        if (sim_profile_load(base, &bp, err, sizeof err) ||
+            !(doc = json_load_file(base, 0, &je))) {
+            fprintf(stderr, "flowswitch sim calibrate: --base %s\n", doc ? err : je.text);
+            return CAL_EXIT_USAGE;
+        }
+    } else {
+        int rc = sim_calibrate(&clk, &o, &c, err, sizeof err);
+        if (isatty(STDERR_FILENO))
+            fprintf(stderr, "\r%70s\r", "");
+        if (rc) {
+            fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
+            return CAL_EXIT_FAILED;
+        }
+        doc = calib_profile_json(&c, model, ghz, &o, pinned);
+    }
+    if (nic.rx)
+        calib_nic_json(doc, &nic, ghz);
+    int rc;
+    char tmp[] = "/tmp/fs-calibrate-XXXXXX";
+    const char *path = out_path;
+    if (!path) {
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            fprintf(stderr, "flowswitch sim calibrate: %s: %s\n", tmp, strerror(errno));
+            json_decref(doc);
+            sim_calib_free(&c);
+            return CAL_EXIT_FAILED;
+        }
+        close(fd);
+        path = tmp;
+    }
+    rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    if (rc) {
+        fprintf(stderr, "flowswitch sim calibrate: %s: cannot write\n", path);
+        json_decref(doc);
+        sim_calib_free(&c);
+        return CAL_EXIT_FAILED;
+    }
+    /* The loader is the judge of a profile: complete and non-negative. */
+    struct sim_profile check;
+    if (sim_profile_load(path, &check, err, sizeof err)) {
+        fprintf(stderr, "flowswitch sim calibrate: the profile written is refused: %s\n", err);
+        rc = CAL_EXIT_FAILED;
+    }
+    if (!json && !base)
+        calib_table(stdout, &c, ghz, model);
+    if (!json && nic.rx)
+        printf("NIC %s -> %s: %.1f cycles per packet, dummy ports %.1f: nic_rx_packet "
+               "%.4f ns\n", nic.rx, nic.tx, nic.dpdk_cpp, nic.dummy_cpp,
+               (nic.dpdk_cpp > nic.dummy_cpp ? nic.dpdk_cpp - nic.dummy_cpp : 0) / ghz);
+    if (!out_path) {
+        if (!json)
+            printf("\n");
+        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+        printf("\n");
+        unlink(path);
+    } else if (!json) {
+        printf("wrote %s\n", out_path);
+    }
+    json_decref(doc);
+    sim_calib_free(&c);
+    return rc ? CAL_EXIT_FAILED : CAL_EXIT_OK;
+}

@@ -1,0 +1,201 @@
+/* sweep.c: `flowswitch sim --sweep KEY=V1,V2,... [--sweep KEY2=...]`: a
+ * scenario simulated over the grid of one or two settings (sweep.h). */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exp.h"
+#include "scenario.h"
+#include "util.h"
+
+#define SWEEP_VALUES_MAX 64
+
+struct sweep_key {
+    char key[EXP_PARAM_LEN];
+    char vals[SWEEP_VALUES_MAX][EXP_PARAM_LEN];
+    size_t n;
+    bool numeric;           /* every value a number */
+    double lo, hi;          /* of the numeric values */
+};
+
+/* "KEY=V1,V2,..." (';' separates instead when the list holds one, for
+ * values with commas such as caps lists). */
+static int sweep_parse(const char *spec, struct sweep_key *k, char *err, size_t errlen)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof k->key || !eq[1]) {
+        fs_errf(err, errlen, "--sweep %s: expected SECTION.KEY=V1,V2,...", spec);
+        return -1;
+    }
+    memset(k, 0, sizeof *k);
+    memcpy(k->key, spec, (size_t)(eq - spec));
+    char sep = strchr(eq + 1, ';') ? ';' : ',';
+    k->numeric = true;
+    k->lo = INFINITY;
+    for (const char *v = eq + 1; *v;) {
+        const char *end = strchr(v, sep);
+        size_t len = end ? (size_t)(end - v) : strlen(v);
+        if (len == 0 || len >= EXP_PARAM_LEN || k->n == SWEEP_VALUES_MAX) {
+            fs_errf(err, errlen, "--sweep %s: %s", spec,
+                    len == 0 ? "an empty value" : k->n == SWEEP_VALUES_MAX
+                                                      ? "more than 64 values"
+                                                      : "a value too long");
+            return -1;
+        }
+        memcpy(k->vals[k->n], v, len);
+        char *num_end;
+        double d = strtod(k->vals[k->n], &num_end);
+        if (*num_end || num_end == k->vals[k->n]) {
+            k->numeric = false;
+        } else {
+            k->lo = fmin(k->lo, d);
+            k->hi = fmax(k->hi, d);
+        }
+        k->n++;
+        v += len + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+static const enum exp_metric sweep_cols[] = {
+    EXP_M_OFFERED_MPPS, EXP_M_MPPS, EXP_M_GBPS, EXP_M_RX_MISSED, EXP_M_EMC, EXP_M_SMC,
+    EXP_M_MEGAFLOW, EXP_M_UPCALL, EXP_M_CS_EGRESS, EXP_M_PKTS_PER_SEND, EXP_M_LAT_P50,
+    EXP_M_LAT_P99, EXP_M_LAT_P999, EXP_M_BUSY};
+static const enum exp_metric sweep_hits[] = {EXP_M_EMC, EXP_M_SMC, EXP_M_MEGAFLOW,
+                                             EXP_M_UPCALL};
+
+int fs_sim_sweep(const char *scenario, const char *const *sets, size_t n_sets,
+                 const char *const *specs, size_t n_specs, const char *out_dir,
+                 const char *command)
+{
+    char err[2048];
+    struct sweep_key keys[2];
+    if (n_specs < 1 || n_specs > 2) {
+        fprintf(stderr, "flowswitch sim: --sweep takes one or two keys\n");
+        return 1;
+    }
+    for (size_t i = 0; i < n_specs; i++) {
+        if (sweep_parse(specs[i], &keys[i], err, sizeof err)) {
+            fprintf(stderr, "flowswitch sim: %s\n", err);
+            return 1;
+        }
+    }
+    /* The scenario as given, for its text and its profile (and its errors
+     * before any point runs). */
+    struct scenario sc;
+    if (scenario_load(scenario, sets, n_sets, &sc, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    char *profile = NULL;
+    if (strcmp(sc.profile, "default")) {
+        char path[4096];
+        if (!netdev_path(sc.cfg.dir, sc.profile, path, sizeof path))
+            profile = exp_read_file(path);
+    }
+    scenario_free(&sc);
+    char *text = exp_read_file(scenario);
+    struct exp_table t = {.n_params = (unsigned)n_specs};
+    for (size_t i = 0; i < n_specs; i++)
+        t.param_name[i] = keys[i].key;
+    const char **all = calloc(n_sets + 2, sizeof *all);
+    char setbuf[2][2 * EXP_PARAM_LEN + 2];
+    int rc = all ? 0 : -1;
+    if (!all)
+        fs_errf(err, sizeof err, "out of memory");
+    for (size_t i = 0; i < n_sets && all; i++)
+        all[i] = sets[i];
+    size_t n2 = n_specs > 1 ? keys[1].n : 1;
+    for (size_t a = 0; a < keys[0].n && rc == 0; a++) {
+        for (size_t b = 0; b < n2 && rc == 0; b++) {
+            const size_t idx[2] = {a, b};
+            struct exp_point *pt = exp_table_add(&t);
+            if (!pt) {
+                fs_errf(err, sizeof err, "out of memory");
+                rc = -1;
+                break;
+            }
+            for (size_t k = 0; k < n_specs; k++) {
+                snprintf(setbuf[k], sizeof setbuf[k], "%s=%s", keys[k].key,
+                         keys[k].vals[idx[k]]);
+                snprintf(pt->param[k], sizeof pt->param[k], "%s", keys[k].vals[idx[k]]);
+                all[n_sets + k] = setbuf[k];
+            }
+            if (isatty(STDERR_FILENO)) {
+                fprintf(stderr, "\rsweep: point %zu of %zu   ", t.n_points, keys[0].n * n2);
+                fflush(stderr);
+            }
+            rc = exp_run_point(scenario, all, n_sets + n_specs, pt, err, sizeof err);
+        }
+    }
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\r%40s\r", "");
+    free(all);
+    /* Plots: against the first key (numeric: lines, a log axis when it
+     * spans two decades; else bars), one series per value of the second. */
+    const struct sweep_key *k0 = &keys[0];
+    bool lines = k0->numeric;
+    bool logx = lines && k0->lo > 0 && k0->hi / k0->lo >= 100;
+    enum exp_plot_kind kind = lines ? EXP_PLOT_LINES : EXP_PLOT_BARS;
+    int series = n_specs > 1 ? EXP_P(1) : 0;
+    char titles[4][256];
+    snprintf(titles[0], sizeof titles[0], "Delivered rate vs %s", k0->key);
+    snprintf(titles[1], sizeof titles[1], "Lookups answered per stage vs %s", k0->key);
+    snprintf(titles[2], sizeof titles[2], "99th percentile latency vs %s", k0->key);
+    snprintf(titles[3], sizeof titles[3], "Latency CDFs");
+    struct exp_plot plots[4] = {
+        {.file = "throughput", .title = titles[0], .xlabel = k0->key, .ylabel = "Mpps",
+         .kind = kind, .series = {series}, .metric = EXP_M_MPPS, .logx = logx,
+         .caption = "Packets per second delivered in the measurement window."},
+        {.file = "hits", .title = titles[1], .xlabel = k0->key, .ylabel = "share of lookups",
+         .kind = kind, .metrics = sweep_hits, .n_metrics = 4, .logx = logx,
+         .where = {[1] = n_specs > 1 ? keys[1].vals[0] : NULL},
+         .caption = n_specs > 1 ? "Which cache stage answers (at the first value of the "
+                                  "second key)."
+                                : "Which cache stage answers."},
+        {.file = "latency-p99", .title = titles[2], .xlabel = k0->key, .ylabel = "us",
+         .kind = kind, .series = {series}, .metric = EXP_M_LAT_P99, .logx = logx,
+         .caption = "Latency (arrival to departure, virtual time) of the window's packets."},
+        {.file = "latency-cdf", .title = titles[3], .kind = EXP_PLOT_CDF,
+         .series = {EXP_P(0), series},
+         .caption = "Latency distribution of every point."},
+    };
+    struct exp_text scen = {scenario, text ? text : "(unreadable)"};
+    struct exp_report r = {
+        .name = "sweep",
+        .title = titles[0],
+        .summary = "A sweep: the scenario below simulated once per combination of the "
+                   "swept settings (the parameters of the table), every other setting as "
+                   "written. Deterministic: the same command gives the same page.",
+        .reading = "Rates, cache shares and latency are over each run's measurement window "
+                   "(the scenario's [sim] warmup to its duration).",
+        .table = &t,
+        .columns = sweep_cols,
+        .n_columns = sizeof sweep_cols / sizeof sweep_cols[0],
+        .plots = plots,
+        .n_plots = t.n_points <= 16 ? 4 : 3,
+        .scenarios = &scen,
+        .n_scenarios = 1,
+        .profile_text = profile,
+        .command = command,
+    };
+    char title[300];
+    snprintf(title, sizeof title, "sweep of %s over %s%s%s", scenario, keys[0].key,
+             n_specs > 1 ? " and " : "", n_specs > 1 ? keys[1].key : "");
+    r.title = title;
+    if (rc == 0)
+        rc = exp_write_report(&r, out_dir, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "flowswitch sim --sweep: %s\n", err);
+    else
+        printf("sweep: %zu simulations; report: %s/index.html\n", t.n_points, out_dir);
+    exp_table_free(&t);
+    free(text);
+    free(profile);
+    return rc ? 2 : 0;
+}

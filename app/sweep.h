@@ -1,0 +1,17 @@
+/* sweep.h: `flowswitch sim --sweep` (sweep.c). */
+#ifndef FS_SWEEP_H
+#define FS_SWEEP_H
+
+#include <stddef.h>
+
+/* Simulates 'scenario' with the overrides sets[0..n_sets) once for each
+ * combination of the swept settings specs[0..n_specs) (one or two,
+ * "SECTION.KEY=V1,V2,..." with ';' instead of ',' when a value holds
+ * commas), and writes the table, plots and page (exp.h) into out_dir;
+ * command is the command line, for the page. Returns the exit status: 0,
+ * 1 for a usage or scenario error, 2 when a point failed. */
+int fs_sim_sweep(const char *scenario, const char *const *sets, size_t n_sets,
+                 const char *const *specs, size_t n_specs, const char *out_dir,
+                 const char *command);
+
+#endif
