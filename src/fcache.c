@@ -623,9 +623,7 @@ const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port
     struct cls_megaflow *mf = cls_flow(&fc->flows, x);
     mf->ref = 1;
     mf->st->hits += n;
-    fc->st.n[FCACHE_STAT_DIRECT] += n;
-    fc->st.n[FCACHE_STAT_MEGAFLOW_HITS] += n;
-    fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS] += n;
+    fc->st.n[FCACHE_STAT_SIMPLE_HITS] += n;
     fc->st.n[FCACHE_STAT_NO_RULE] += mf->actions == NULL ? n : 0;
     return mf->actions;
 }

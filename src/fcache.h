@@ -37,7 +37,8 @@
  * meets).
  *
  * Counters: every packet is answered by exactly one stage, so
- *   lookups == emc_hits + smc_hits + megaflow_hits + upcalls.
+ *   lookups == emc_hits + smc_hits + megaflow_hits + simple_hits + upcalls
+ * (simple_hits: packets answered without a key by fcache_lookup_port()).
  * "Misses" of a stage are the packets that went past it: EMC misses =
  * lookups - emc_hits, SMC misses = EMC misses - smc_hits, classifier misses
  * = upcalls. Packets of one batch answered by a megaflow that an earlier
@@ -99,16 +100,20 @@ struct fcache_cfg {
 #define FCACHE_DIRECT_MAX 64
 
 /* Counters, one array indexed by enum fcache_stat: every packet looked up
- * is answered by exactly one of emc_hits, smc_hits, megaflow_hits and
- * upcalls. The last three are gauges (current sizes), which add up across
- * PMDs like the counters. */
+ * is answered by exactly one of emc_hits, smc_hits, megaflow_hits,
+ * simple_hits and upcalls. The last three are gauges (current sizes), which
+ * add up across PMDs like the counters. */
 #define FCACHE_STATS(X)                                                          \
     X(LOOKUPS, lookups)                /* packets passed to a lookup */          \
     X(EMC_HITS, emc_hits)                                                        \
     X(SMC_HITS, smc_hits)                                                        \
     X(MEGAFLOW_HITS, megaflow_hits)    /* classifier hits */                     \
-    X(DIRECT, direct)                  /* lookups that skipped the EMC and SMC:  \
-                                        * a subset of megaflow_hits + upcalls */ \
+    X(SIMPLE_HITS, simple_hits)        /* answered without a key by the port's   \
+                                        * one in_port-only megaflow              \
+                                        * (fcache_lookup_port()) */              \
+    X(DIRECT, direct)                  /* lookups with a key that skipped the EMC \
+                                        * and SMC: a subset of megaflow_hits +   \
+                                        * upcalls */                             \
     X(UPCALLS, upcalls)                /* rule-table lookups (classifier misses) */ \
     X(UPCALL_MISSES, upcall_misses)    /* upcalls that found no rule (subset) */ \
     X(NO_RULE, no_rule)                /* packets answered NULL, at any stage */ \
@@ -223,8 +228,9 @@ bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
 
 /* Looks up n packets of in_port without their keys, after
  * fcache_port_simple() said true (and nothing ran on fc since): returns the
- * port's answer, counted n times as a direct megaflow hit. Without a simple
- * answer it returns NULL, counted as n upcalls without a rule. */
+ * port's answer, counted as n simple_hits (no subtable is probed per
+ * packet: neither megaflow_hits nor subtable_lookups grow). Without a
+ * simple answer it returns NULL, counted as n upcalls without a rule. */
 const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n);
 
 void fcache_get_stats(const struct fcache *fc, struct fcache_stats *st);
