@@ -914,7 +914,7 @@ static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct p
  * tight parse loop; batches that need no keys take dp_extract_layout(). */
 static inline __attribute__((always_inline)) unsigned
 dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flow_key *keys,
-           struct pkt **pkts, uint32_t *hashes, uint64_t *kept_bytes, bool verdicts,
+           struct pkt **pkts, uint32_t *hashes, uint64_t *kept_bytes, const bool verdicts,
            const enum dp_extract_mode mode)
 {
     const bool general = mode == DP_X_FULL;
@@ -1008,10 +1008,13 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         }
         return;
     } else {
+        /* Constant verdicts: a GOOD/UNKNOWN batch tests nothing per packet. */
         if (plain && fcache_port_direct(pmd->fc, port))
             n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, false, DP_X_KEYS);
+        else if (verdicts)
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, true, DP_X_FULL);
         else
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, verdicts, DP_X_FULL);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, false, DP_X_FULL);
         pkt_batch_init(b);
         fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
     }
