@@ -374,6 +374,30 @@ int classifier_insert(struct classifier *c, const struct flow_key *key,
     return 0;
 }
 
+/* The run that starts at the first key of 'probe' (a non-empty map): it and
+ * the keys after it, in batch order, that equal it on st's mask, up to the
+ * first that does not. */
+static inline uint32_t cls_run(const struct cls_subtable *st, const struct flow_key *keys,
+                               uint32_t probe)
+{
+    unsigned r0 = (unsigned)__builtin_ctz(probe);
+    const cls_word *w0 = cls_words(&keys[r0]);
+    uint32_t run = 1u << r0;
+    for (uint32_t b = probe & (probe - 1); b; b &= b - 1) {
+        unsigned i = (unsigned)__builtin_ctz(b);
+        const cls_word *w = cls_words(&keys[i]);
+        uint64_t diff = 0;
+        for (unsigned k = 0; k < st->n_words; k++) {
+            unsigned j = st->word[k];
+            diff |= (w[j] ^ w0[j]) & st->mask_w[k];
+        }
+        if (diff)
+            break;
+        run |= 1u << i;
+    }
+    return run;
+}
+
 uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *keys,
                                  uint32_t map, uint32_t *idx, uint64_t *probes_hit,
                                  uint64_t *probes_miss)
@@ -413,6 +437,28 @@ uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *ke
             if (!probe)
                 continue;
         }
+        /* A run: the first key is probed alone, and the keys after it that
+         * equal it on the subtable's mask get its answer, hit or miss (a
+         * batch of one flow, or of flows one megaflow covers, costs one
+         * probe and a masked compare per key). The run ends at the first
+         * key that differs; the rest take the batched path. */
+        uint32_t run = cls_run(st, keys, probe);
+        unsigned r0 = (unsigned)__builtin_ctz(probe);
+        uint32_t x = cls_subtable_lookup(st, f, &keys[r0], cls_hash(st, &keys[r0]));
+        if (x != CLS_IDX_NONE) {
+            unsigned nh = 0;
+            for (uint32_t b = run; b; b &= b - 1) {
+                idx[__builtin_ctz(b)] = x;
+                nh++;
+            }
+            st->hits += nh;
+            ph += (uint64_t)nh * (s + 1);
+            remaining &= ~run;
+            found |= run;
+        }
+        probe &= ~run;
+        if (!probe)
+            continue;
         unsigned nk = 0, list[32];
         for (uint32_t b = probe; b; b &= b - 1) {
             unsigned i = (unsigned)__builtin_ctz(b);
