@@ -937,7 +937,7 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
         }
         if (general && verdicts)
             dp_rx_verdicts(pmd, p);
-        enum parse_result r = parse_pkt(p, &keys[n]);
+        enum parse_result r = parse_pkt_rx(p, &keys[n]); /* fresh from the device */
         if (r != PARSE_OK) {
             dropped_bytes += p->len;
             dp_extract_drop(pmd, p, r);

@@ -1,7 +1,8 @@
 /* parse-inl.h: the parser's inline body, for parse.c and the datapath's
- * per-batch extract loop (dp.c), which inlines parse_pkt_layout_rx() so the
- * common keyless validation costs no call. Not a public interface: use
- * parse.h. The rules of what is filled when are in parse.c's file comment. */
+ * per-batch extract loop (dp.c), which inlines parse_pkt_rx() and
+ * parse_pkt_layout_rx() so that a received packet's parse costs no call.
+ * Not a public interface: use parse.h. The rules of what is filled when
+ * are in parse.c's file comment. */
 #ifndef FS_PARSE_INL_H
 #define FS_PARSE_INL_H
 
@@ -89,11 +90,14 @@ parse_ipv4(struct pkt *pkt, struct flow_key *key, uint32_t ofs)
 
     if (avail < IPV4_HLEN)
         return PARSE_IP_TRUNC;
-    if ((ip[0] >> 4) != 4)
-        return PARSE_IP_VERSION;
-    uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4;
-    if (ihl < IPV4_HLEN)
-        return PARSE_IP_HLEN;
+    uint32_t ihl = IPV4_HLEN;
+    if (ip[0] != 0x45) { /* not the common version 4 without options */
+        if ((ip[0] >> 4) != 4)
+            return PARSE_IP_VERSION;
+        ihl = (uint32_t)(ip[0] & 0x0f) * 4;
+        if (ihl < IPV4_HLEN)
+            return PARSE_IP_HLEN;
+    }
     uint32_t tot = parse_rd16(ip + 2);
     if (tot < ihl)
         return PARSE_IP_LEN;
@@ -257,11 +261,12 @@ parse_pkt_into(struct pkt *pkt, struct flow_key *key, const bool zero, const boo
     }
     key->dl_type = type;
 
-    switch (type) {
-    case ETH_TYPE_IPV4:
+    if (type == ETH_TYPE_IPV4) { /* the common case first */
         pkt->l3 = PKT_L3_IPV4;
         pkt->l3_ofs = (uint16_t)ofs;
         return parse_ipv4(pkt, key, ofs);
+    }
+    switch (type) {
     case ETH_TYPE_IPV6:
         pkt->l3 = PKT_L3_IPV6;
         pkt->l3_ofs = (uint16_t)ofs;
@@ -284,6 +289,15 @@ parse_pkt_layout_rx(struct pkt *pkt)
 {
     struct flow_key scratch; /* its stores are dead: the compiler drops them */
     return parse_pkt_into(pkt, &scratch, false, true);
+}
+
+/* parse_pkt() of a packet as received (metadata as for
+ * parse_pkt_layout_rx()): the same result, key and layout, without the
+ * reset of the layout. */
+static inline __attribute__((always_inline)) enum parse_result
+parse_pkt_rx(struct pkt *pkt, struct flow_key *key)
+{
+    return parse_pkt_into(pkt, key, true, true);
 }
 
 #endif
