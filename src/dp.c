@@ -971,6 +971,12 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
     return n;
 }
 
+/* True if a's whole list is one output (its port in a->a[0].u.port). */
+static inline bool dp_output_only(const struct action_list *a)
+{
+    return a && a->n == 1 && a->a[0].type == ACT_OUTPUT;
+}
+
 static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
 {
     struct pkt_batch *b = &pmd->rx;
@@ -993,7 +999,7 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     const struct action_list *simple;
     fcache_sync(pmd->fc, pmd->now);
     if (plain && fcache_port_simple(pmd->fc, port, &simple) &&
-        (!simple || (simple->n == 1 && simple->a[0].type == ACT_OUTPUT))) {
+        (!simple || dp_output_only(simple))) {
         /* One answer for the port, an output or a drop: no key needed. */
         n = dp_extract_layout(pmd, port, b, &kept_bytes);
         pkt_batch_init(b); /* b->pkts[0..n) stay ours until we return */
@@ -1027,14 +1033,15 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     };
     for (unsigned i = 0; i < n;) {
         const struct action_list *a = acts[i];
-        if (a && a->n == 1 && a->a[0].type == ACT_OUTPUT) {
-            /* The common case, as OVS batches per flow: a run of packets
-             * that only go out of one port. */
+        if (dp_output_only(a)) {
+            /* The common case: a run of packets that only go out of one
+             * port, whichever rules sent them there (OVS batches per flow). */
+            const uint16_t out_port = a->a[0].u.port;
             unsigned j = i + 1;
-            while (j < n && acts[j] == a)
+            while (j < n && (acts[j] == a || (dp_output_only(acts[j]) &&
+                                              acts[j]->a[0].u.port == out_port)))
                 j++;
-            dp_output_run(pmd, &pkts[i], j - i, a->a[0].u.port, i == 0 && j == n,
-                          kept_bytes);
+            dp_output_run(pmd, &pkts[i], j - i, out_port, i == 0 && j == n, kept_bytes);
             i = j;
             continue;
         }
