@@ -72,7 +72,10 @@ struct fcache_cfg {
                                    * for that port (no inserts, no probes). */
     unsigned emc_max_key_len;     /* bytes, 0..136: longer keys are not
                                    * cached. Default 136 (every key; see
-                                   * emc.h for "length"). */
+                                   * emc.h for "length": Ethernet, VLAN
+                                   * and IPv4 keys take 48 bytes at most,
+                                   * IPv6 keys 80, ARP keys 96,
+                                   * decapsulated keys up to 136). */
     /* SMC */
     bool smc_enabled;             /* default true */
     uint32_t smc_entries;         /* power of two, 4..2^26; default 2^20 */

@@ -32,49 +32,16 @@ void flow_mask_union(struct flow_mask *dst, const struct flow_mask *src)
         d[i] |= s[i];
 }
 
-/* The key hash: words are paired and each pair multiplied 64x64 -> 128
- * after an xor with its own constant, the two halves of every product
- * folded and summed; murmur3's finaliser mixes the sum. The products are
- * independent, so the hash costs about nine multiplies of throughput
- * rather than seventeen of latency. */
-static const uint64_t flow_hash_k[FLOW_U64S + 1] = {
+/* flow_hash()'s constants, one per word (odd: a cold word's product is
+ * zero only for a zero word). */
+const uint64_t flow_hash_k[FLOW_U64S] = {
     0xe71b9592244ececbull, 0x3fcb4b70f79a7ffdull, 0x3bce14ab261db1d5ull,
     0x2a438f2a3172f443ull, 0xff3f3f8cfe53b313ull, 0xe427f474114d9fcfull,
     0x15d25341edc5fe85ull, 0x23eb71643ac5c727ull, 0xf4a3cc3052800e05ull,
     0x09c9c31ae2f93909ull, 0x74406663d3e1ec75ull, 0x2cc9d354d76fd971ull,
     0xa946a04e9ff35ab3ull, 0x4dfc3c3b18c1c02bull, 0x2a162b8dc835698dull,
-    0x89fb1806dc3fe287ull, 0x8e822f9a9b04393full, 0xa5ea88f7f5301959ull,
+    0x89fb1806dc3fe287ull, 0x8e822f9a9b04393full,
 };
-
-_Static_assert(FLOW_U64S % 2 == 1, "flow_hash pairs all words but the last");
-
-static inline uint64_t flow_hash_mum(uint64_t a, uint64_t b)
-{
-    __extension__ typedef unsigned __int128 u128;
-    u128 r = (u128)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static inline uint32_t flow_hash_finish(uint64_t acc)
-{
-    acc ^= acc >> 33;
-    acc *= 0xff51afd7ed558ccdull;
-    acc ^= acc >> 33;
-    acc *= 0xc4ceb9fe1a85ec53ull;
-    acc ^= acc >> 33;
-    return (uint32_t)acc;
-}
-
-uint32_t flow_hash(const struct flow_key *k, uint32_t basis)
-{
-    const flow_word *w = flow_u64(k);
-    const uint64_t *c = flow_hash_k;
-    uint64_t acc = basis ^ 0x243f6a8885a308d3ull;
-    for (size_t i = 0; i + 1 < FLOW_U64S; i += 2)
-        acc += flow_hash_mum(w[i] ^ c[i], w[i + 1] ^ c[i + 1]);
-    acc += flow_hash_mum(w[FLOW_U64S - 1] ^ c[FLOW_U64S - 1], c[FLOW_U64S]);
-    return flow_hash_finish(acc);
-}
 
 static bool bytes_zero(const uint8_t *b, size_t n)
 {
