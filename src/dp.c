@@ -1022,7 +1022,10 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         else
             n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, false, DP_X_FULL);
         pkt_batch_init(b);
-        fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
+        if (pmd->dp->has_tunnels) /* decapsulation changes in_port */
+            fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
+        else
+            fcache_lookup_batch_port(pmd->fc, keys, hashes, n, acts, pmd->now);
     }
 
     struct action_ctx ctx = {

@@ -382,11 +382,12 @@ static bool fcache_keys_uniform(const struct flow_key *keys, unsigned n)
 }
 
 /* The EMC probes of the packets in 'miss' (all n of them with 'all': no
- * test per packet); returns those that missed. */
+ * test per packet); returns those that missed. With 'port_on' the caller
+ * knows every key's in_port uses the EMC: no test of the port per packet. */
 static inline __attribute__((always_inline)) uint32_t
 fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t *hashes,
                  unsigned n, uint32_t miss, uint32_t *idx, const struct action_list **out,
-                 const bool all)
+                 const bool all, const bool port_on)
 {
     struct emc *e = fc->emc;
     struct cls_flows *f = &fc->flows;
@@ -402,7 +403,7 @@ fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t 
             emc_prefetch(e, hashes[i + FCACHE_EMC_AHEAD]);
         if (!all && !(miss >> i & 1))
             continue;
-        if (fc->emc_thr[fcache_port(keys[i].in_port)] &&
+        if ((port_on || fc->emc_thr[fcache_port(keys[i].in_port)]) &&
             emc_lookup(e, f, &keys[i], hashes[i], &idx[i])) {
             out[i] = fcache_answer(fc, idx[i]);
             fc->st.n[FCACHE_STAT_EMC_HITS]++;
@@ -416,10 +417,12 @@ fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t 
     return m;
 }
 
-/* One chunk of at most PKT_BATCH_MAX packets through the stages. */
+/* One chunk of at most PKT_BATCH_MAX packets through the stages. 'uniform'
+ * is 1 if the caller knows every key has the same in_port, -1 if not
+ * known. */
 static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
                                 const uint32_t *hashes, unsigned n,
-                                const struct action_list **out)
+                                const struct action_list **out, int uniform)
 {
     struct cls_flows *f = &fc->flows;
     uint32_t idx[PKT_BATCH_MAX];
@@ -428,10 +431,10 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     uint32_t direct = 0; /* packets that skip the EMC and SMC */
 
     fc->st.n[FCACHE_STAT_LOOKUPS] += n;
-    /* Known only when a stage needs it (EMC hits do not). */
-    int uniform = -1;
+    /* Otherwise known only when a stage needs it (EMC hits do not). */
     if (fc->cfg.direct_subtables) {
-        uniform = fcache_keys_uniform(keys, n);
+        if (uniform < 0)
+            uniform = fcache_keys_uniform(keys, n);
         if (uniform)
             direct = fcache_direct(fc, fcache_port(keys[0].in_port)) ? miss : 0;
         else
@@ -442,9 +445,16 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     }
 
     /* EMC */
-    if (fc->emc && miss)
-        miss = miss == all ? fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, true)
-                           : fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, false);
+    if (fc->emc && miss) {
+        if (miss != all)
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, false, false);
+        else if (uniform <= 0)
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, true, false);
+        else if (fc->emc_thr[fcache_port(keys[0].in_port)])
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, true, true);
+        else
+            (void)emc_sweep_step(fc->emc, f); /* as the stage does */
+    }
 
     /* SMC */
     if (fc->smc && miss) {
@@ -628,15 +638,30 @@ const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port
     return mf->actions;
 }
 
-void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
-                         const uint32_t *hashes, unsigned n,
-                         const struct action_list **out, uint64_t now)
+/* fcache_lookup_batch() with what the caller knows of the in_ports. */
+static void fcache_lookup_chunks(struct fcache *fc, const struct flow_key *keys,
+                                 const uint32_t *hashes, unsigned n,
+                                 const struct action_list **out, uint64_t now, int uniform)
 {
     fcache_sync(fc, now);
     for (unsigned done = 0; done < n; done += PKT_BATCH_MAX) {
         unsigned c = n - done < PKT_BATCH_MAX ? n - done : PKT_BATCH_MAX;
-        fcache_lookup_chunk(fc, keys + done, hashes + done, c, out + done);
+        fcache_lookup_chunk(fc, keys + done, hashes + done, c, out + done, uniform);
     }
+}
+
+void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
+                         const uint32_t *hashes, unsigned n,
+                         const struct action_list **out, uint64_t now)
+{
+    fcache_lookup_chunks(fc, keys, hashes, n, out, now, -1);
+}
+
+void fcache_lookup_batch_port(struct fcache *fc, const struct flow_key *keys,
+                              const uint32_t *hashes, unsigned n,
+                              const struct action_list **out, uint64_t now)
+{
+    fcache_lookup_chunks(fc, keys, hashes, n, out, now, 1);
 }
 
 const char *fcache_stat_name(enum fcache_stat s)

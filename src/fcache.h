@@ -215,6 +215,13 @@ void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
                          const uint32_t *hashes, unsigned n,
                          const struct action_list **out, uint64_t now);
 
+/* fcache_lookup_batch() of keys that all have one in_port (a batch from one
+ * port that no decapsulation changed): the same answers and counters,
+ * without testing the keys' ports. */
+void fcache_lookup_batch_port(struct fcache *fc, const struct flow_key *keys,
+                              const uint32_t *hashes, unsigned n,
+                              const struct action_list **out, uint64_t now);
+
 /* Applies what changed since the last call: a new rule-table version
  * (revalidation or flush), the previous call's deferred frees, subtable
  * re-ranking when due. fcache_lookup_batch() starts with it; call it before

@@ -995,6 +995,57 @@ static void test_direct_shared_ports(void **state)
     rule_table_destroy(t);
 }
 
+/* fcache_lookup_batch_port() answers and counts exactly as
+ * fcache_lookup_batch(): two caches of one configuration (EMC insertion 1
+ * in 3, so the PRNG draws too), the same one-port batches, one taken with
+ * the port known; port 2's EMC is off (its override 0). */
+static void test_batch_port_same(void **state)
+{
+    (void)state;
+    struct rule_table *t = rule_table_create();
+    rule_table_add(t, parse_rule("priority=10,ip,nw_dst=10.0.0.0/8 actions=output:1"));
+    rule_table_add(t, parse_rule("priority=9,tcp,tp_dst=80 actions=output:2"));
+    rule_table_add(t, parse_rule("priority=1,in_port=3 actions=output:3"));
+    for (uint32_t direct = 0; direct <= 1; direct++) {
+        struct fcache_cfg c;
+        fcache_cfg_default(&c);
+        c.direct_subtables = direct;
+        c.emc_entries = 64;
+        c.smc_entries = 256;
+        c.emc_insert_inv_prob = 3;
+        c.emc_port_inv_prob[2] = 0;
+        struct fcache *a = fcache_create(&c, t), *b = fcache_create(&c, t);
+        assert_non_null(a);
+        assert_non_null(b);
+        for (unsigned round = 0; round < 200; round++) {
+            uint32_t port = round % 4, n = 1 + round % PKT_BATCH_MAX;
+            struct flow_key keys[PKT_BATCH_MAX];
+            uint32_t h[PKT_BATCH_MAX];
+            const struct action_list *oa[PKT_BATCH_MAX], *ob[PKT_BATCH_MAX];
+            for (unsigned i = 0; i < n; i++) {
+                unsigned f = (round * 7 + i * 13) % 40;
+                key_ip(&keys[i], port, 0x01000000 + f, (f % 3 ? 0x0a000000 : 0x0b000000) + f,
+                       (uint16_t)(1000 + f), f % 2 ? 80 : 53);
+                h[i] = flow_hash(&keys[i], 0);
+            }
+            fcache_lookup_batch(a, keys, h, n, oa, round * 1000000ull);
+            fcache_lookup_batch_port(b, keys, h, n, ob, round * 1000000ull);
+            for (unsigned i = 0; i < n; i++) {
+                assert_ptr_equal(oa[i], expect(t, &keys[i]));
+                assert_ptr_equal(ob[i], oa[i]);
+            }
+        }
+        struct fcache_stats sa = stats(a), sb = stats(b);
+        for (int k = 0; k < FCACHE_N_STATS; k++)
+            assert_int_equal(sa.n[k], sb.n[k]);
+        assert_true(sa.n[FCACHE_STAT_EMC_HITS] > 0);
+        check_identity(b);
+        fcache_destroy(a);
+        fcache_destroy(b);
+    }
+    rule_table_destroy(t);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The differential property test                                           */
 
@@ -1202,9 +1253,9 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
             keys[i] = ws[w];
             h[i] = flow_hash(&keys[i], 0);
         }
-        /* With the direct stage, a batch from one port now and then, taken
-         * as the datapath takes it: keyless when the port is simple. */
-        bool one_port = dc->direct && rnd(&r, 2) == 0;
+        /* Now and then a batch from one port, taken as the datapath takes
+         * it: keyless when the port is simple, else with the port known. */
+        bool one_port = rnd(&r, 2) == 0;
         for (unsigned i = 1; one_port && i < n; i++) {
             keys[i].in_port = keys[0].in_port;
             h[i] = flow_hash(&keys[i], 0);
@@ -1216,6 +1267,8 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
             assert_ptr_equal(a, simple);
             for (unsigned i = 0; i < n; i++)
                 out[i] = a;
+        } else if (one_port) {
+            fcache_lookup_batch_port(fc, keys, h, n, out, now);
         } else {
             fcache_lookup_batch(fc, keys, h, n, out, now);
         }
@@ -1360,6 +1413,7 @@ int main(void)
         cmocka_unit_test(test_simple_answer_cache),
         cmocka_unit_test(test_direct_stage),
         cmocka_unit_test(test_direct_shared_ports),
+        cmocka_unit_test(test_batch_port_same),
         cmocka_unit_test(test_differential),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
