@@ -130,6 +130,18 @@ void flow_apply_mask(struct flow_key *dst, const struct flow_key *k,
 /* dst |= src: accumulates the fields a lookup examined. */
 void flow_mask_union(struct flow_mask *dst, const struct flow_mask *src);
 
+/* For a key k that does not match (match, mask): adds to wc bits of mask
+ * on which k differs from match, so that every key equal to k on wc fails
+ * to match too. Nothing if wc already holds such a bit. Otherwise one field
+ * is chosen: the first of in_port, tun_id, dl_type, the VLAN tags, nw_frag
+ * and nw_proto that differs, whole (as the rule masks it); else, of the
+ * fields that differ, the one that adds the fewest bits to wc, where an
+ * address or port adds only its prefix down to the first differing bit
+ * (as OVS's prefix tries un-wildcard) and any other field its masked
+ * bits. */
+void flow_wc_disprove(struct flow_mask *wc, const struct flow_key *k,
+                      const struct flow_key *match, const struct flow_mask *mask);
+
 /* True if some cold word of k is not zero (an IPv6, ARP or decapsulated
  * key; see struct flow_key). */
 static inline bool flow_key_cold(const struct flow_key *k)

@@ -547,9 +547,10 @@ static void test_revalidate_budget(void **state)
     (void)state;
     struct rule_table *t = rule_table_create();
     char buf[128];
-    /* 1100 rules that never match the packets below, then one that does. */
+    /* 1100 rules that never match the packets below (odd ports), then one
+     * that does. */
     for (unsigned i = 0; i < 1100; i++) {
-        snprintf(buf, sizeof buf, "priority=9,udp,tp_dst=%u actions=output:1", i + 1);
+        snprintf(buf, sizeof buf, "priority=9,udp,tp_dst=%u actions=output:1", 2 * i + 1);
         rule_table_add(t, parse_rule(buf));
     }
     rule_table_add(t, parse_rule("priority=1,ip actions=output:2"));
@@ -560,9 +561,10 @@ static void test_revalidate_budget(void **state)
     struct fcache *fc = fcache_create(&c, t);
     assert_non_null(fc);
     struct flow_key k;
-    /* 1000 megaflows: tp_dst is examined, so each tp_dst is its own. */
+    /* 1000 megaflows: an even port differs from the odd rule above it in
+     * the last bit only, so the whole tp_dst decides: each is its own. */
     for (unsigned i = 0; i < 1000; i++) {
-        key_ip(&k, 0, 1, 1, 1, (uint16_t)(5000 + i));
+        key_ip(&k, 0, 1, 1, 1, (uint16_t)(2 + 2 * i));
         k.nw_proto = 17;
         assert_int_equal(lookup1(fc, t, &k)->a[0].u.port, 2);
     }
@@ -867,6 +869,8 @@ static void test_direct_stage(void **state)
         h[i] = 0xdeadbeef;
     }
     keys[5].dl_type = 0x0806; /* not IP: a prerequisite fails below */
+    keys[1].nw_tos = 16;      /* for the priority-9 rule below */
+    keys[3].nw_ttl = 63;      /* for the priority-7 rule below */
     for (unsigned round = 0; round < 2; round++) {
         fcache_lookup_batch(fc, keys, h, 8, out, 0);
         for (unsigned i = 0; i < 8; i++)
@@ -910,16 +914,19 @@ static void test_direct_stage(void **state)
     assert_ptr_equal(fcache_lookup_port(fc, 1, 1), expect(t, &keys[0]));
     check_identity(fc);
 
-    /* Two more rules: a key that matches the first stops there (its mask),
-     * the others examine the second too (a wider mask). Port 1 gets two
-     * subtables and leaves the direct stage; its packets then fill the
-     * EMC. */
-    rule_table_add(t, parse_rule("priority=9,in_port=1,ip,nw_dst=11.0.0.7 actions=output:3"));
-    rule_table_add(t, parse_rule("priority=7,in_port=1,tcp,tp_src=1003 actions=output:4"));
+    /* Two more rules. Port 1 gets three subtables: key 1 matches the first
+     * (in_port, dl_type, nw_tos), key 3 the second (in_port, dl_type,
+     * nw_proto, nw_ttl) and differs from the first on nw_tos; the other
+     * keys differ from the first on nw_tos and from the second on nw_ttl
+     * (in_port, nw_tos, nw_ttl), the ARP key too: it shares their
+     * megaflow. The port leaves the direct stage; its packets then fill
+     * the EMC. */
+    rule_table_add(t, parse_rule("priority=9,in_port=1,ip,nw_tos=16 actions=output:3"));
+    rule_table_add(t, parse_rule("priority=7,in_port=1,tcp,nw_ttl=63 actions=output:4"));
     fcache_sync(fc, 0); /* revalidation deletes the in_port-only megaflow */
     assert_false(fcache_port_simple(fc, 1, &simple));
     lookup_check(fc, t, keys, 8, 0, out);
-    assert_int_equal(stats(fc).n[FCACHE_STAT_SUBTABLES], 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_SUBTABLES], 3);
     assert_false(fcache_port_direct(fc, 1));
     assert_false(fcache_port_simple(fc, 1, &simple));
     assert_int_equal(out[1]->a[0].u.port, 3);
@@ -934,9 +941,9 @@ static void test_direct_stage(void **state)
     assert_true(stats(fc).n[FCACHE_STAT_EMC_HITS] > 0);
     check_identity(fc);
 
-    /* direct_subtables = 2 keeps the two-mask port direct. */
+    /* direct_subtables = 3 keeps the three-mask port direct. */
     fcache_destroy(fc);
-    fc = mk_fc_direct(t, 2);
+    fc = mk_fc_direct(t, 3);
     for (unsigned round = 0; round < 3; round++)
         lookup_check(fc, t, keys, 8, 0, out);
     s = stats(fc);
