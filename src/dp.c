@@ -908,14 +908,15 @@ static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct p
 
 /* The front half of dp_pmd_process(): drops truncated and unparsable
  * packets, decapsulates, applies the bad-csum policy and hashes; returns
- * the packets left (pkts, their keys and hashes as the mode needs). Always
+ * the packets left (pkts, their keys and hashes as the mode needs, and in
+ * *hot the map of keys known to have no cold words). Always
  * inlined with a constant mode: the common batches (no checksum verdicts
  * to judge, no tunnel anywhere, a port the caches look up directly) get a
  * tight parse loop; batches that need no keys take dp_extract_layout(). */
 static inline __attribute__((always_inline)) unsigned
 dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flow_key *keys,
-           struct pkt **pkts, uint32_t *hashes, uint64_t *kept_bytes, const bool verdicts,
-           const enum dp_extract_mode mode)
+           struct pkt **pkts, uint32_t *hashes, uint32_t *hot, uint64_t *kept_bytes,
+           const bool verdicts, const enum dp_extract_mode mode)
 {
     const bool general = mode == DP_X_FULL;
     /* flow_hash() feeds the EMC/SMC and the VXLAN source port: packets of a
@@ -923,7 +924,9 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
     uint32_t hash_port = UINT32_MAX;
     bool need_hash = true;
     uint64_t parsed_ok = 0, bytes = 0, dropped_bytes = 0;
+    uint32_t hot_map = 0;
     unsigned n = 0;
+    const bool tunnels = general && pmd->dp->has_tunnels; /* read once, as count */
     const unsigned count = b->count; /* a local: packet stores cannot alias it */
 
     for (unsigned i = 0; i < count; i++) {
@@ -948,8 +951,8 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
             /* Decapsulation judges the outer verdicts itself
              * (tunnel_bad_csum) and resets them; the bad-csum policy sees
              * what is left. */
-            if (pmd->dp->ports[p->in_port].n_tnls && p->l4_proto == IP_PROTO_UDP &&
-                !dp_decap(pmd, p, &keys[n]))
+            if (tunnels && pmd->dp->ports[p->in_port].n_tnls &&
+                p->l4_proto == IP_PROTO_UDP && !dp_decap(pmd, p, &keys[n]))
                 continue;
             if (verdicts && !dp_bad_csum_policy(pmd, p))
                 continue;
@@ -957,11 +960,16 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
                 hash_port = p->in_port;
                 need_hash = pmd->dp->has_tunnels || !fcache_port_direct(pmd->fc, hash_port);
             }
-            hashes[n] = p->hash = need_hash ? flow_hash(&keys[n], 0) : 0;
+            /* A decapsulated key has tunnel metadata (cold words). */
+            bool hot = parse_key_hot(p) && p->in_port == in_port;
+            hot_map |= (uint32_t)hot << n;
+            hashes[n] = p->hash =
+                !need_hash ? 0 : hot ? flow_hash_known(&keys[n], 0, false) : flow_hash(&keys[n], 0);
         }
         pkts[n++] = p;
     }
     pmd->parse_results[PARSE_OK] += general ? parsed_ok : n;
+    *hot = hot_map;
     uint64_t *ps = pmd->port_n[in_port];
     ps[DP_PORT_RX_PACKETS] += count;
     ps[DP_PORT_RX_BYTES] += bytes;
@@ -984,6 +992,7 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     struct pkt *pkts[PKT_BATCH_MAX];
     const struct action_list *acts[PKT_BATCH_MAX];
     uint32_t hashes[PKT_BATCH_MAX];
+    uint32_t hot = 0; /* keys without cold words (dp_extract()) */
     bool verdicts = FS_CSUM_MACHINERY && (b->flags & (PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL));
     unsigned n;
     uint64_t kept_bytes = TXQ_BYTES_UNKNOWN; /* of pkts[0..n), if known */
@@ -1016,16 +1025,19 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     } else {
         /* Constant verdicts: a GOOD/UNKNOWN batch tests nothing per packet. */
         if (plain && fcache_port_direct(pmd->fc, port))
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, false, DP_X_KEYS);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false,
+                           DP_X_KEYS);
         else if (verdicts)
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, true, DP_X_FULL);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, true,
+                           DP_X_FULL);
         else
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, false, DP_X_FULL);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false,
+                           DP_X_FULL);
         pkt_batch_init(b);
         if (pmd->dp->has_tunnels) /* decapsulation changes in_port */
             fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
         else
-            fcache_lookup_batch_port(pmd->fc, keys, hashes, n, acts, pmd->now);
+            fcache_lookup_batch_port(pmd->fc, keys, hashes, hot, n, acts, pmd->now);
     }
 
     struct action_ctx ctx = {

@@ -104,6 +104,29 @@ static inline bool emc_key_equal(const struct flow_key *a, const struct flow_key
 #endif
 }
 
+/* emc_key_equal() for a key b without cold words: the hot words equal and a
+ * length that shows a has none either. */
+static inline bool emc_key_equal_hot(const struct flow_key *a, unsigned a_len,
+                                     const struct flow_key *b)
+{
+#if defined(__SSE2__) && !defined(FS_NO_SIMD)
+    _Static_assert(FLOW_HOT_U64S == 6, "the hot words in 3 vectors");
+    const __m128i *va = (const __m128i *)(const void *)a;
+    const __m128i *vb = (const __m128i *)(const void *)b;
+#define EMC_VX_(i) _mm_xor_si128(_mm_loadu_si128(&va[i]), _mm_loadu_si128(&vb[i]))
+    __m128i d = _mm_or_si128(_mm_or_si128(EMC_VX_(0), EMC_VX_(1)), EMC_VX_(2));
+#undef EMC_VX_
+    return (_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff) &
+           (a_len <= FLOW_HOT_U64S * 8);
+#else
+    const cls_word *x = cls_words(a), *y = cls_words(b);
+    uint64_t d = 0;
+    for (unsigned i = 0; i < FLOW_HOT_U64S; i++)
+        d |= x[i] ^ y[i];
+    return d == 0 && a_len <= FLOW_HOT_U64S * 8;
+#endif
+}
+
 static inline void emc_prefetch(const struct emc *e, uint32_t hash)
 {
     __builtin_prefetch(&e->meta[emc_pos(e, hash, 0)]);
@@ -111,10 +134,10 @@ static inline void emc_prefetch(const struct emc *e, uint32_t hash)
         __builtin_prefetch(&e->meta[emc_pos(e, hash, 1)]);
 }
 
-/* Looks up key (with hash = flow_hash(key, 0)). On a hit sets *mf_idx to a
- * live megaflow slot of f and returns true. Clears a dead entry it meets. */
-static inline bool emc_lookup(struct emc *e, const struct cls_flows *f,
-                              const struct flow_key *key, uint32_t hash, uint32_t *mf_idx)
+/* emc_lookup(), and emc_lookup_hot() with 'hot'. */
+static inline __attribute__((always_inline)) bool
+emc_lookup_(struct emc *e, const struct cls_flows *f, const struct flow_key *key,
+            uint32_t hash, uint32_t *mf_idx, const bool hot)
 {
     for (unsigned w = 0; w < e->ways; w++) {
         uint32_t p = emc_pos(e, hash, w);
@@ -126,12 +149,29 @@ static inline bool emc_lookup(struct emc *e, const struct cls_flows *f,
             e->swept++;
             continue;
         }
-        if (emc_key_equal(&e->keys[p], key)) {
+        if (hot ? emc_key_equal_hot(&e->keys[p], m->key_len, key)
+                : emc_key_equal(&e->keys[p], key)) {
             *mf_idx = m->mf_idx;
             return true;
         }
     }
     return false;
+}
+
+/* Looks up key (with hash = flow_hash(key, 0)). On a hit sets *mf_idx to a
+ * live megaflow slot of f and returns true. Clears a dead entry it meets. */
+static inline bool emc_lookup(struct emc *e, const struct cls_flows *f,
+                              const struct flow_key *key, uint32_t hash, uint32_t *mf_idx)
+{
+    return emc_lookup_(e, f, key, hash, mf_idx, false);
+}
+
+/* emc_lookup() of a key without cold words (!flow_key_cold(key): the
+ * caller knows): the same answer, comparing the hot words only. */
+static inline bool emc_lookup_hot(struct emc *e, const struct cls_flows *f,
+                                  const struct flow_key *key, uint32_t hash, uint32_t *mf_idx)
+{
+    return emc_lookup_(e, f, key, hash, mf_idx, true);
 }
 
 /* Caches key -> megaflow (mf_idx, mf_gen), which must be alive in f.

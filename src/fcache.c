@@ -383,19 +383,25 @@ static bool fcache_keys_uniform(const struct flow_key *keys, unsigned n)
 
 /* The EMC probes of the packets in 'miss' (all n of them with 'all': no
  * test per packet); returns those that missed. With 'port_on' the caller
- * knows every key's in_port uses the EMC: no test of the port per packet. */
+ * knows every key's in_port uses the EMC: no test of the port per packet.
+ * Keys in 'hot' (all of them with 'all_hot') have no cold words: their
+ * probes compare the hot words only. */
 static inline __attribute__((always_inline)) uint32_t
 fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t *hashes,
                  unsigned n, uint32_t miss, uint32_t *idx, const struct action_list **out,
-                 const bool all, const bool port_on)
+                 uint32_t hot, const bool all, const bool port_on, const bool all_hot)
 {
-    struct emc *e = fc->emc;
-    struct cls_flows *f = &fc->flows;
-    (void)emc_sweep_step(e, f); /* counted in e->swept */
+    (void)emc_sweep_step(fc->emc, &fc->flows); /* counted in e->swept */
+    /* Copies, so that the stores of a hit (a megaflow's ref byte) do not
+     * make the compiler read the tables' fields again for every packet;
+     * the probes' count of dead entries goes back below. */
+    struct emc ec = *fc->emc, *e = &ec;
+    const struct cls_flows fl = fc->flows, *f = &fl;
     const bool pf = fc->cfg.prefetch;
     for (unsigned i = 0; pf && i < n && i < FCACHE_EMC_AHEAD; i++)
         emc_prefetch(e, hashes[i]);
     uint32_t m = 0;
+    uint64_t hits = 0, no_rule = 0;
     for (unsigned i = 0; i < n; i++) {
         /* (A direct packet's hash may be anything: prefetching from it is
          * harmless, probing with it is not.) */
@@ -404,9 +410,13 @@ fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t 
         if (!all && !(miss >> i & 1))
             continue;
         if ((port_on || fc->emc_thr[fcache_port(keys[i].in_port)]) &&
-            emc_lookup(e, f, &keys[i], hashes[i], &idx[i])) {
-            out[i] = fcache_answer(fc, idx[i]);
-            fc->st.n[FCACHE_STAT_EMC_HITS]++;
+            (all_hot || (hot >> i & 1) ? emc_lookup_hot(e, f, &keys[i], hashes[i], &idx[i])
+                                       : emc_lookup(e, f, &keys[i], hashes[i], &idx[i]))) {
+            struct cls_megaflow *mf = cls_flow(f, idx[i]);
+            mf->ref = 1;
+            out[i] = mf->actions;
+            no_rule += mf->actions == NULL;
+            hits++;
         } else {
             m |= 1u << i;
             /* The SMC will need this bucket: start fetching it now. */
@@ -414,15 +424,19 @@ fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t 
                 smc_prefetch(fc->smc, hashes[i]);
         }
     }
+    fc->emc->swept = ec.swept;
+    fc->st.n[FCACHE_STAT_EMC_HITS] += hits;
+    fc->st.n[FCACHE_STAT_NO_RULE] += no_rule;
     return m;
 }
 
 /* One chunk of at most PKT_BATCH_MAX packets through the stages. 'uniform'
  * is 1 if the caller knows every key has the same in_port, -1 if not
- * known. */
+ * known; bit i of 'hot' is set if keys[i] has no cold words (0: not
+ * known). */
 static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
                                 const uint32_t *hashes, unsigned n,
-                                const struct action_list **out, int uniform)
+                                const struct action_list **out, int uniform, uint32_t hot)
 {
     struct cls_flows *f = &fc->flows;
     uint32_t idx[PKT_BATCH_MAX];
@@ -447,13 +461,19 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     /* EMC */
     if (fc->emc && miss) {
         if (miss != all)
-            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, false, false);
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, hot, false, false,
+                                    false);
         else if (uniform <= 0)
-            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, true, false);
-        else if (fc->emc_thr[fcache_port(keys[0].in_port)])
-            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, true, true);
-        else
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, hot, true, false,
+                                    false);
+        else if (!fc->emc_thr[fcache_port(keys[0].in_port)])
             (void)emc_sweep_step(fc->emc, f); /* as the stage does */
+        else if ((hot & all) == all)
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, hot, true, true,
+                                    true);
+        else
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, hot, true, true,
+                                    false);
     }
 
     /* SMC */
@@ -638,15 +658,18 @@ const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port
     return mf->actions;
 }
 
-/* fcache_lookup_batch() with what the caller knows of the in_ports. */
+/* fcache_lookup_batch() with what the caller knows of the in_ports and of
+ * the first chunk's cold words. */
 static void fcache_lookup_chunks(struct fcache *fc, const struct flow_key *keys,
                                  const uint32_t *hashes, unsigned n,
-                                 const struct action_list **out, uint64_t now, int uniform)
+                                 const struct action_list **out, uint64_t now, int uniform,
+                                 uint32_t hot)
 {
     fcache_sync(fc, now);
     for (unsigned done = 0; done < n; done += PKT_BATCH_MAX) {
         unsigned c = n - done < PKT_BATCH_MAX ? n - done : PKT_BATCH_MAX;
-        fcache_lookup_chunk(fc, keys + done, hashes + done, c, out + done, uniform);
+        fcache_lookup_chunk(fc, keys + done, hashes + done, c, out + done, uniform,
+                            done ? 0 : hot);
     }
 }
 
@@ -654,14 +677,14 @@ void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
                          const uint32_t *hashes, unsigned n,
                          const struct action_list **out, uint64_t now)
 {
-    fcache_lookup_chunks(fc, keys, hashes, n, out, now, -1);
+    fcache_lookup_chunks(fc, keys, hashes, n, out, now, -1, 0);
 }
 
 void fcache_lookup_batch_port(struct fcache *fc, const struct flow_key *keys,
-                              const uint32_t *hashes, unsigned n,
+                              const uint32_t *hashes, uint32_t hot, unsigned n,
                               const struct action_list **out, uint64_t now)
 {
-    fcache_lookup_chunks(fc, keys, hashes, n, out, now, 1);
+    fcache_lookup_chunks(fc, keys, hashes, n, out, now, 1, hot);
 }
 
 const char *fcache_stat_name(enum fcache_stat s)

@@ -217,9 +217,11 @@ void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
 
 /* fcache_lookup_batch() of keys that all have one in_port (a batch from one
  * port that no decapsulation changed): the same answers and counters,
- * without testing the keys' ports. */
+ * without testing the keys' ports. Bit i of 'hot' (i < PKT_BATCH_MAX) may
+ * be set only if keys[i] has no cold words (!flow_key_cold(): an Ethernet,
+ * VLAN or IPv4 key); the EMC then compares its hot words only. */
 void fcache_lookup_batch_port(struct fcache *fc, const struct flow_key *keys,
-                              const uint32_t *hashes, unsigned n,
+                              const uint32_t *hashes, uint32_t hot, unsigned n,
                               const struct action_list **out, uint64_t now);
 
 /* Applies what changed since the last call: a new rule-table version

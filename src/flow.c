@@ -149,8 +149,7 @@ void flow_wc_disprove(struct flow_mask *wc, const struct flow_key *k,
 /* flow_hash()'s constants, one per word (odd: a cold word's product is
  * zero only for a zero word). */
 const uint64_t flow_hash_k[FLOW_U64S] = {
-    0xe71b9592244ececbull, 0x3fcb4b70f79a7ffdull, 0x3bce14ab261db1d5ull,
-    0x2a438f2a3172f443ull, 0xff3f3f8cfe53b313ull, 0xe427f474114d9fcfull,
+    FLOW_HASH_K0, FLOW_HASH_K1, FLOW_HASH_K2, FLOW_HASH_K3, FLOW_HASH_K4, FLOW_HASH_K5,
     0x15d25341edc5fe85ull, 0x23eb71643ac5c727ull, 0xf4a3cc3052800e05ull,
     0x09c9c31ae2f93909ull, 0x74406663d3e1ec75ull, 0x2cc9d354d76fd971ull,
     0xa946a04e9ff35ab3ull, 0x4dfc3c3b18c1c02bull, 0x2a162b8dc835698dull,

@@ -170,6 +170,13 @@ static inline bool flow_key_cold(const struct flow_key *k)
  * cold words costs three multiplies; murmur3's finaliser mixes the sum.
  * Deterministic across runs and machines. */
 extern const uint64_t flow_hash_k[FLOW_U64S];
+/* The hot words' constants (flow_hash_k[0..5]), as immediates. */
+#define FLOW_HASH_K0 0xe71b9592244ececbull
+#define FLOW_HASH_K1 0x3fcb4b70f79a7ffdull
+#define FLOW_HASH_K2 0x3bce14ab261db1d5ull
+#define FLOW_HASH_K3 0x2a438f2a3172f443ull
+#define FLOW_HASH_K4 0xff3f3f8cfe53b313ull
+#define FLOW_HASH_K5 0xe427f474114d9fcfull
 
 static inline uint64_t flow_hash_mum(uint64_t a, uint64_t b)
 {
@@ -178,22 +185,29 @@ static inline uint64_t flow_hash_mum(uint64_t a, uint64_t b)
     return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
-static inline uint32_t flow_hash(const struct flow_key *k, uint32_t basis)
+/* flow_hash() given whether k has cold words (cold false: it has none). */
+static inline uint32_t flow_hash_known(const struct flow_key *k, uint32_t basis, bool cold)
 {
     const flow_word *w = flow_u64(k);
-    const uint64_t *c = flow_hash_k;
     uint64_t acc = basis ^ 0x243f6a8885a308d3ull;
-    for (size_t i = 0; i < FLOW_HOT_U64S; i += 2)
-        acc += flow_hash_mum(w[i] ^ c[i], w[i + 1] ^ c[i + 1]);
-    if (flow_key_cold(k))
+    _Static_assert(FLOW_HOT_U64S == 6, "three pairs of hot words");
+    acc += flow_hash_mum(w[0] ^ FLOW_HASH_K0, w[1] ^ FLOW_HASH_K1);
+    acc += flow_hash_mum(w[2] ^ FLOW_HASH_K2, w[3] ^ FLOW_HASH_K3);
+    acc += flow_hash_mum(w[4] ^ FLOW_HASH_K4, w[5] ^ FLOW_HASH_K5);
+    if (cold)
         for (size_t i = FLOW_HOT_U64S; i < FLOW_U64S; i++)
-            acc += flow_hash_mum(w[i], c[i]);
+            acc += flow_hash_mum(w[i], flow_hash_k[i]);
     acc ^= acc >> 33;
     acc *= 0xff51afd7ed558ccdull;
     acc ^= acc >> 33;
     acc *= 0xc4ceb9fe1a85ec53ull;
     acc ^= acc >> 33;
     return (uint32_t)acc;
+}
+
+static inline uint32_t flow_hash(const struct flow_key *k, uint32_t basis)
+{
+    return flow_hash_known(k, basis, flow_key_cold(k));
 }
 
 /* Writes a human-readable, ovs-ofctl-like rendering of the non-zero fields

@@ -137,6 +137,38 @@ static void test_hit_then_alive_then_key(void **state)
     emc_destroy(e);
 }
 
+/* emc_lookup_hot() of a key without cold words: an entry with the same
+ * hot words and a cold word is another key (a miss); the key itself hits;
+ * emc_lookup() agrees. */
+static void test_lookup_hot(void **state)
+{
+    struct fixture *fx = *state;
+    struct emc *e = emc_create(64, 2, 136);
+    assert_non_null(e);
+    uint32_t i1 = add_flow(fx, 1), i2 = add_flow(fx, 2), got = 99;
+    struct flow_key k, cold;
+    key_n(&k, 1);
+    cold = k;
+    cold.ipv6_dst[0] = 0xfe;
+    assert_false(flow_key_cold(&k));
+    assert_true(flow_key_cold(&cold));
+    const uint32_t h = 0x12345678u; /* one hash for both: the key compare decides */
+    assert_true(emc_insert(e, &fx->flows, &cold, h, i2, gen_of(fx, i2)));
+    assert_false(emc_lookup_hot(e, &fx->flows, &k, h, &got));
+    assert_false(emc_lookup(e, &fx->flows, &k, h, &got));
+    assert_true(emc_lookup(e, &fx->flows, &cold, h, &got));
+    assert_int_equal(got, i2);
+    assert_true(emc_insert(e, &fx->flows, &k, h, i1, gen_of(fx, i1)));
+    assert_true(emc_lookup_hot(e, &fx->flows, &k, h, &got));
+    assert_int_equal(got, i1);
+    assert_true(emc_lookup(e, &fx->flows, &cold, h, &got));
+    assert_int_equal(got, i2);
+    /* Another hot word: a miss. */
+    k.tp_src ^= 1;
+    assert_false(emc_lookup_hot(e, &fx->flows, &k, h, &got));
+    emc_destroy(e);
+}
+
 /* Three keys with one hash compete for the two candidate positions. */
 static void test_collisions_full_bucket_2way(void **state)
 {
@@ -350,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_create_args),
         cmocka_unit_test(test_key_len),
         cmocka_unit_test_setup_teardown(test_hit_then_alive_then_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_hot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collisions_full_bucket_2way, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collisions_1way, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_length_limit, setup, teardown),

@@ -1005,7 +1005,9 @@ static void test_direct_shared_ports(void **state)
 /* fcache_lookup_batch_port() answers and counts exactly as
  * fcache_lookup_batch(): two caches of one configuration (EMC insertion 1
  * in 3, so the PRNG draws too), the same one-port batches, one taken with
- * the port known; port 2's EMC is off (its override 0). */
+ * the port and the keys without cold words known; port 2's EMC is off (its
+ * override 0); some keys have a cold word and share their hot words with
+ * others. */
 static void test_batch_port_same(void **state)
 {
     (void)state;
@@ -1029,14 +1031,20 @@ static void test_batch_port_same(void **state)
             struct flow_key keys[PKT_BATCH_MAX];
             uint32_t h[PKT_BATCH_MAX];
             const struct action_list *oa[PKT_BATCH_MAX], *ob[PKT_BATCH_MAX];
+            uint32_t hot = 0;
             for (unsigned i = 0; i < n; i++) {
                 unsigned f = (round * 7 + i * 13) % 40;
                 key_ip(&keys[i], port, 0x01000000 + f, (f % 3 ? 0x0a000000 : 0x0b000000) + f,
                        (uint16_t)(1000 + f), f % 2 ? 80 : 53);
+                if (f % 5 == 0)
+                    keys[i].arp_sha[5] = (uint8_t)(1 + f % 2); /* a cold word */
                 h[i] = flow_hash(&keys[i], 0);
+                hot |= (uint32_t)!flow_key_cold(&keys[i]) << i;
             }
+            /* The hot keys told, all of them or some, or none. */
+            hot &= round % 3 == 0 ? ~0u : round % 3 == 1 ? 0x55555555u : 0;
             fcache_lookup_batch(a, keys, h, n, oa, round * 1000000ull);
-            fcache_lookup_batch_port(b, keys, h, n, ob, round * 1000000ull);
+            fcache_lookup_batch_port(b, keys, h, hot, n, ob, round * 1000000ull);
             for (unsigned i = 0; i < n; i++) {
                 assert_ptr_equal(oa[i], expect(t, &keys[i]));
                 assert_ptr_equal(ob[i], oa[i]);
@@ -1275,7 +1283,11 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
             for (unsigned i = 0; i < n; i++)
                 out[i] = a;
         } else if (one_port) {
-            fcache_lookup_batch_port(fc, keys, h, n, out, now);
+            /* The keys without cold words told, now and then. */
+            uint32_t hot = 0;
+            for (unsigned i = 0; i < n && rnd(&r, 4); i++)
+                hot |= (uint32_t)!flow_key_cold(&keys[i]) << i;
+            fcache_lookup_batch_port(fc, keys, h, hot, n, out, now);
         } else {
             fcache_lookup_batch(fc, keys, h, n, out, now);
         }

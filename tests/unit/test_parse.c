@@ -243,6 +243,8 @@ static void check_invariants(const struct pkt *p, const struct flow_key *k,
     assert_true(all_zero(k->tun_src, sizeof k->tun_src));
     assert_true(all_zero(k->tun_dst, sizeof k->tun_dst));
     assert_int_equal(k->tun_id, 0);
+    if (parse_key_hot(p))
+        assert_false(flow_key_cold(k));
     if (p->l3_ofs != PKT_OFS_NONE) {
         assert_int_not_equal(p->l3, PKT_L3_NONE);
         assert_int_equal(p->l3_ofs, 14 + 4 * p->n_vlan);
