@@ -66,6 +66,7 @@ struct cls_subtable {
     uint8_t n_words;              /* non-zero 64-bit words of the mask */
     bool in_port_only;            /* the mask has in_port bits only: keys
                                    * with equal in_port get one answer */
+    bool hot_only;                /* the mask has no cold words (flow.h) */
     uint8_t word[FLOW_U64S];      /* their positions in the key */
     uint64_t mask_w[FLOW_U64S];   /* their values */
     uint32_t n;                   /* megaflows */
