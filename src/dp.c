@@ -910,23 +910,25 @@ static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct p
  * packets, decapsulates, applies the bad-csum policy and hashes; returns
  * the packets left (pkts, their keys and hashes as the mode needs, and in
  * *hot the map of keys known to have no cold words). Always
- * inlined with a constant mode: the common batches (no checksum verdicts
- * to judge, no tunnel anywhere, a port the caches look up directly) get a
- * tight parse loop; batches that need no keys take dp_extract_layout(). */
+ * inlined with a constant mode (and verdicts and tunnels constant where
+ * the caller can): the common batches (no checksum verdicts to judge, no
+ * tunnel anywhere) get a tight parse loop; batches that need no keys take
+ * dp_extract_layout(). */
 static inline __attribute__((always_inline)) unsigned
 dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flow_key *keys,
            struct pkt **pkts, uint32_t *hashes, uint32_t *hot, uint64_t *kept_bytes,
-           const bool verdicts, const enum dp_extract_mode mode)
+           const bool verdicts, const bool tunnels, const enum dp_extract_mode mode)
 {
     const bool general = mode == DP_X_FULL;
     /* flow_hash() feeds the EMC/SMC and the VXLAN source port: packets of a
-     * port the caches look up directly need none (fcache_port_direct()). */
-    uint32_t hash_port = UINT32_MAX;
-    bool need_hash = true;
+     * port the caches look up directly need none (fcache_port_direct());
+     * without tunnels every packet keeps in_port. */
+    const bool need_hash = general && (tunnels || !fcache_port_direct(pmd->fc, in_port));
+    /* Without tunnels or verdicts every packet parsed is kept: n. */
+    const bool count_parsed = general && (tunnels || verdicts);
     uint64_t parsed_ok = 0, bytes = 0, dropped_bytes = 0;
     uint32_t hot_map = 0;
     unsigned n = 0;
-    const bool tunnels = general && pmd->dp->has_tunnels; /* read once, as count */
     const unsigned count = b->count; /* a local: packet stores cannot alias it */
 
     for (unsigned i = 0; i < count; i++) {
@@ -947,7 +949,7 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
             continue;
         }
         if (general) {
-            parsed_ok++; /* else every packet parsed is kept: n */
+            parsed_ok += count_parsed;
             /* Decapsulation judges the outer verdicts itself
              * (tunnel_bad_csum) and resets them; the bad-csum policy sees
              * what is left. */
@@ -956,19 +958,15 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
                 continue;
             if (verdicts && !dp_bad_csum_policy(pmd, p))
                 continue;
-            if (p->in_port != hash_port) {
-                hash_port = p->in_port;
-                need_hash = pmd->dp->has_tunnels || !fcache_port_direct(pmd->fc, hash_port);
-            }
             /* A decapsulated key has tunnel metadata (cold words). */
-            bool hot = parse_key_hot(p) && p->in_port == in_port;
+            bool hot = parse_key_hot(p) && (!tunnels || p->in_port == in_port);
             hot_map |= (uint32_t)hot << n;
             hashes[n] = p->hash =
                 !need_hash ? 0 : hot ? flow_hash_known(&keys[n], 0, false) : flow_hash(&keys[n], 0);
         }
         pkts[n++] = p;
     }
-    pmd->parse_results[PARSE_OK] += general ? parsed_ok : n;
+    pmd->parse_results[PARSE_OK] += count_parsed ? parsed_ok : n;
     *hot = hot_map;
     uint64_t *ps = pmd->port_n[in_port];
     ps[DP_PORT_RX_PACKETS] += count;
@@ -1023,15 +1021,19 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         }
         return;
     } else {
-        /* Constant verdicts: a GOOD/UNKNOWN batch tests nothing per packet. */
+        /* Constant verdicts and tunnels: a GOOD/UNKNOWN batch without
+         * tunnels tests neither per packet. */
         if (plain && fcache_port_direct(pmd->fc, port))
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false,
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false, false,
                            DP_X_KEYS);
+        else if (pmd->dp->has_tunnels)
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, verdicts,
+                           true, DP_X_FULL);
         else if (verdicts)
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, true,
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, true, false,
                            DP_X_FULL);
         else
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false,
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false, false,
                            DP_X_FULL);
         pkt_batch_init(b);
         if (pmd->dp->has_tunnels) /* decapsulation changes in_port */

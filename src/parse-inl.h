@@ -234,7 +234,12 @@ parse_ipv4_fast(struct pkt *pkt, struct flow_key *key, const uint8_t *d, uint32_
     if (len < ETH_HLEN + IPV4_HLEN + UDP_HLEN)
         return false;
     /* Ethertype IPv4, version 4, header length 20, in one compare. */
-    uint32_t tv = (uint32_t)d[12] << 16 | (uint32_t)d[13] << 8 | d[14];
+    uint32_t tv = pkt_ld32(d + 12);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    tv >>= 8;
+#else
+    tv = __builtin_bswap32(tv) >> 8;
+#endif
     const uint8_t *ip = d + ETH_HLEN;
     uint32_t tot = parse_rd16(ip + 2);
     if (tv != ((uint32_t)ETH_TYPE_IPV4 << 8 | 0x45) ||
