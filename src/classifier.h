@@ -116,7 +116,7 @@ struct classifier {
 
 /* Zeroed, 64-byte aligned memory for the large tables. Blocks of 2 MiB or
  * more are mapped on their own, 2 MiB aligned and advised for transparent
- * huge pages (the SMC's 4 MiB then costs 2 dTLB entries), and their pages
+ * huge pages (the SMC's 8 MiB then costs 4 dTLB entries), and their pages
  * are faulted in only when first touched. Release with cls_free_big() and
  * the same size. NULL on failure. */
 void *cls_alloc_big(size_t bytes);

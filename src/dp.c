@@ -142,7 +142,7 @@ void dp_knobs_default(struct dp_knobs *k)
     k->emc_insert_inv_prob = 100;
     k->emc_max_key_len = 136;
     k->smc = true;
-    k->smc_entries = 1u << 20;
+    k->smc_entries = 1u << 21;
     k->megaflow_max = 65535;
     k->subtable_resort_ms = 1000;
     k->megaflow_revalidate = true;

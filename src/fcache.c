@@ -57,7 +57,7 @@ void fcache_cfg_default(struct fcache_cfg *cfg)
         cfg->emc_port_inv_prob[i] = -1;
     cfg->emc_max_key_len = EMC_KEY_LEN_MAX;
     cfg->smc_enabled = true;
-    cfg->smc_entries = 1u << 20;
+    cfg->smc_entries = 1u << 21;
     cfg->megaflow_max = 65535;
     cfg->resort_interval_ns = 1000000000ull;
     cfg->revalidate = true;

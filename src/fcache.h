@@ -78,7 +78,10 @@ struct fcache_cfg {
                                    * decapsulated keys up to 136). */
     /* SMC */
     bool smc_enabled;             /* default true */
-    uint32_t smc_entries;         /* power of two, 4..2^26; default 2^20 */
+    uint32_t smc_entries;         /* power of two, 4..2^26; default 2^21:
+                                   * twice the flows a table this size is
+                                   * meant for, so that 8-way buckets
+                                   * rarely overflow (docs/performance.md) */
     /* Megaflows */
     uint32_t megaflow_max;        /* 1..2^22; default 65535 (all SMC-addressable);
                                    * on overflow one is evicted (CLOCK) */

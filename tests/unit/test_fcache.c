@@ -116,7 +116,7 @@ static void test_cfg_default_and_validate(void **state)
     assert_int_equal(c.emc_port_inv_prob[FCACHE_MAX_PORTS - 1], -1);
     assert_int_equal(c.emc_max_key_len, 136);
     assert_true(c.smc_enabled);
-    assert_int_equal(c.smc_entries, 1u << 20);
+    assert_int_equal(c.smc_entries, 1u << 21);
     assert_int_equal(c.megaflow_max, 65535);
     assert_int_equal(c.resort_interval_ns, 1000000000ull);
     assert_true(c.revalidate);
@@ -170,7 +170,7 @@ static void test_memory_defaults(void **state)
     struct fcache_memory m;
     fcache_get_memory(fc, &m);
     assert_int_equal(m.emc, 8192 * 152);     /* 1.19 MiB */
-    assert_int_equal(m.smc, 4u << 20);       /* 4 MiB */
+    assert_int_equal(m.smc, 8u << 20);       /* 8 MiB */
     assert_int_equal(m.megaflows, 65535 * sizeof(struct cls_megaflow));
     assert_int_equal(m.megaflows_touched, 0);
     assert_true(m.total >= m.emc + m.smc);
