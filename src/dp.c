@@ -983,6 +983,22 @@ static inline bool dp_output_only(const struct action_list *a)
     return a && a->n == 1 && a->a[0].type == ACT_OUTPUT;
 }
 
+/* dp_extract() of the rarer batches (with checksum verdicts to judge, or
+ * a datapath with tunnels), out of line: dp_pmd_process() keeps only the
+ * common loops, the same whether the checksum machinery is compiled in or
+ * not. */
+static __attribute__((noinline)) unsigned
+dp_extract_general(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b,
+                   struct flow_key *keys, struct pkt **pkts, uint32_t *hashes, uint32_t *hot,
+                   uint64_t *kept_bytes, bool verdicts)
+{
+    if (pmd->dp->has_tunnels)
+        return dp_extract(pmd, in_port, b, keys, pkts, hashes, hot, kept_bytes, verdicts, true,
+                          DP_X_FULL);
+    return dp_extract(pmd, in_port, b, keys, pkts, hashes, hot, kept_bytes, true, false,
+                      DP_X_FULL);
+}
+
 static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
 {
     struct pkt_batch *b = &pmd->rx;
@@ -1026,15 +1042,12 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         if (plain && fcache_port_direct(pmd->fc, port))
             n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false, false,
                            DP_X_KEYS);
-        else if (pmd->dp->has_tunnels)
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, verdicts,
-                           true, DP_X_FULL);
-        else if (verdicts)
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, true, false,
-                           DP_X_FULL);
-        else
+        else if (plain)
             n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false, false,
                            DP_X_FULL);
+        else
+            n = dp_extract_general(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes,
+                                   verdicts);
         pkt_batch_init(b);
         if (pmd->dp->has_tunnels) /* decapsulation changes in_port */
             fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
