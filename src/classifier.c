@@ -424,6 +424,27 @@ static inline uint32_t cls_run(const struct cls_subtable *st, const struct flow_
     return run;
 }
 
+/* Probes st (rank s in its classifier) with keys[i0] alone and gives its
+ * answer to every key of 'set', keys that must get the same one: returns
+ * set on a hit (idx[] filled, hits counted, *ph grown by the probes), 0 on
+ * a miss. */
+static inline uint32_t cls_probe_set(struct cls_subtable *st, const struct cls_flows *f,
+                                     const struct flow_key *keys, unsigned i0, uint32_t set,
+                                     uint32_t *idx, unsigned s, uint64_t *ph)
+{
+    uint32_t x = cls_subtable_lookup(st, f, &keys[i0], cls_hash(st, &keys[i0]));
+    if (x == CLS_IDX_NONE)
+        return 0;
+    unsigned nh = 0;
+    for (uint32_t b = set; b; b &= b - 1) {
+        idx[__builtin_ctz(b)] = x;
+        nh++;
+    }
+    st->hits += nh;
+    *ph += (uint64_t)nh * (s + 1);
+    return set;
+}
+
 uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *keys,
                                  uint32_t map, uint32_t *idx, uint64_t *probes_hit,
                                  uint64_t *probes_miss)
@@ -447,18 +468,9 @@ uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *ke
                 unsigned i = (unsigned)__builtin_ctz(b);
                 same |= (uint32_t)(keys[i].in_port == keys[i0].in_port) << i;
             }
-            uint32_t x = cls_subtable_lookup(st, f, &keys[i0], cls_hash(st, &keys[i0]));
-            if (x != CLS_IDX_NONE) {
-                unsigned nh = 0;
-                for (uint32_t b = same; b; b &= b - 1) {
-                    idx[__builtin_ctz(b)] = x;
-                    nh++;
-                }
-                st->hits += nh;
-                ph += (uint64_t)nh * (s + 1);
-                remaining &= ~same;
-                found |= same;
-            }
+            uint32_t got = cls_probe_set(st, f, keys, i0, same, idx, s, &ph);
+            remaining &= ~got;
+            found |= got;
             probe = remaining & ~same;
             if (!probe)
                 continue;
@@ -469,19 +481,10 @@ uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *ke
          * probe and a masked compare per key). The run ends at the first
          * key that differs; the rest take the batched path. */
         uint32_t run = cls_run(st, keys, probe);
-        unsigned r0 = (unsigned)__builtin_ctz(probe);
-        uint32_t x = cls_subtable_lookup(st, f, &keys[r0], cls_hash(st, &keys[r0]));
-        if (x != CLS_IDX_NONE) {
-            unsigned nh = 0;
-            for (uint32_t b = run; b; b &= b - 1) {
-                idx[__builtin_ctz(b)] = x;
-                nh++;
-            }
-            st->hits += nh;
-            ph += (uint64_t)nh * (s + 1);
-            remaining &= ~run;
-            found |= run;
-        }
+        uint32_t got = cls_probe_set(st, f, keys, (unsigned)__builtin_ctz(probe), run, idx, s,
+                                     &ph);
+        remaining &= ~got;
+        found |= got;
         probe &= ~run;
         if (!probe)
             continue;

@@ -1037,6 +1037,22 @@ static void test_table_wildcards(void **state)
     rule_table_destroy(t);
 }
 
+/* A TCP packet to dst looked up in t: the winner has priority prio and wc
+ * is dl_type, nw_proto if with_proto, and nw_dst/nw_dst_mask. */
+static void assert_route_wc(const struct rule_table *t, const char *dst, int prio,
+                            bool with_proto, const char *nw_dst_mask)
+{
+    struct flow_key k = tcp_key(0, dst, 80);
+    struct flow_mask wc, want;
+    memset(&wc, 0, sizeof wc);
+    assert_int_equal(rule_table_lookup(t, &k, &wc)->priority, prio);
+    memset(&want, 0, sizeof want);
+    want.m.dl_type = 0xffff;
+    want.m.nw_proto = with_proto ? 0xff : 0;
+    want.m.nw_dst = ip4(nw_dst_mask);
+    assert_memory_equal(&wc, &want, sizeof want);
+}
+
 /* The bits that tell a key apart from the rules above its winner, as a
  * route table shows them: a field that tells kinds of packets apart
  * (dl_type, nw_proto) is taken whole before an address; an address or port
@@ -1056,36 +1072,14 @@ static void test_table_wildcards_prefix(void **state)
      * (top bit clear): the first bit of the second byte decides, /9; the
      * IPv6 rule by dl_type; the UDP rule by nw_proto (TCP), although its
      * /16 matches; the winner adds /8. */
-    struct flow_key k = tcp_key(0, "10.200.1.1", 80);
-    struct flow_mask wc, want;
-    memset(&wc, 0, sizeof wc);
-    assert_int_equal(rule_table_lookup(t, &k, &wc)->priority, 200);
-    memset(&want, 0, sizeof want);
-    want.m.dl_type = 0xffff;
-    want.m.nw_proto = 0xff;
-    want.m.nw_dst = ip4("255.128.0.0");
-    assert_memory_equal(&wc, &want, sizeof want);
-
+    assert_route_wc(t, "10.200.1.1", 200, true, "255.128.0.0");
     /* 10.2.3.9: /32 against 10.1.1.1 (second byte 2 vs 1: /15), then the
      * /24 matches. */
-    k = tcp_key(0, "10.2.3.9", 80);
-    memset(&wc, 0, sizeof wc);
-    assert_int_equal(rule_table_lookup(t, &k, &wc)->priority, 400);
-    memset(&want, 0, sizeof want);
-    want.m.dl_type = 0xffff;
-    want.m.nw_dst = ip4("255.255.255.0");
-    assert_memory_equal(&wc, &want, sizeof want);
-
+    assert_route_wc(t, "10.2.3.9", 400, false, "255.255.255.0");
     /* 10.1.1.3 against 10.1.1.1: the second-lowest bit, /31; the IPv6 rule
      * by dl_type; the /24, the /16 and the UDP rule differ from 10.1.1.3
      * within the /31 already taken: nothing more. The winner adds /8. */
-    k = tcp_key(0, "10.1.1.3", 80);
-    memset(&wc, 0, sizeof wc);
-    assert_int_equal(rule_table_lookup(t, &k, &wc)->priority, 200);
-    memset(&want, 0, sizeof want);
-    want.m.dl_type = 0xffff;
-    want.m.nw_dst = ip4("255.255.255.254");
-    assert_memory_equal(&wc, &want, sizeof want);
+    assert_route_wc(t, "10.1.1.3", 200, false, "255.255.255.254");
     rule_table_destroy(t);
 }
 
