@@ -2,8 +2,9 @@
  *
  * Maps a full flow key to a megaflow, checked in the order that costs least:
  * the 32-bit flow hash, then whether the megaflow is still alive (its slot
- * generation), then the whole 136-byte key (a dead entry never costs a key
- * compare). Entries
+ * generation), then the key: all 136 bytes, or for a key without cold words
+ * (emc_lookup_hot()) its 48 hot bytes and the entry's length (a dead entry
+ * never costs a key compare). Entries
  * are split in two arrays: a 16-byte "meta" per entry (hash, megaflow
  * index and generation, key length) that every probe reads, and the keys,
  * read only on a hash match. The meta array of the default 8192 entries is

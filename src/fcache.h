@@ -9,9 +9,10 @@
  *   classifier  tuple-space search, one classifier per in_port
  *               (classifier.h)
  *   upcall      rule_table_lookup(); installs a megaflow whose mask is the
- *               union of the masks of every rule the lookup examined, plus
- *               in_port exact, so no megaflow can shadow a higher-priority
- *               rule. A lookup that finds no rule installs a "no rule"
+ *               bits that decided the lookup (the winner's mask and, for
+ *               every rule examined before it, bits on which the key
+ *               differs from it), plus in_port exact, so no megaflow can
+ *               shadow a higher-priority rule. A lookup that finds no rule installs a "no rule"
  *               megaflow too (actions NULL), so repeated misses stay cheap.
  *
  * Why any matching megaflow is right: a megaflow built from key K with mask
@@ -201,7 +202,7 @@ void fcache_flush(struct fcache *fc);
  * classifier has at most cfg.direct_subtables subtables (the direct stage).
  * With one subtable a classifier probe costs what an EMC probe costs, hashes
  * only the mask's words and its table stays as small as the rule set, while
- * the EMC and SMC cost a full-key hash, a 136-byte compare and, with many
+ * the EMC and SMC cost a key hash, a key compare and, with many
  * flows, cache misses in their large tables. Changes only when a lookup
  * installs or deletes megaflows. */
 bool fcache_port_direct(const struct fcache *fc, uint32_t in_port);
