@@ -77,8 +77,8 @@ static void report_csum_json(FILE *out, const struct csum_stats *cs)
 /* The flow-cache counters the summary shows, in its order. */
 static const enum fcache_stat report_fcache_keys[] = {
     FCACHE_STAT_LOOKUPS, FCACHE_STAT_EMC_HITS, FCACHE_STAT_SMC_HITS,
-    FCACHE_STAT_MEGAFLOW_HITS, FCACHE_STAT_DIRECT, FCACHE_STAT_UPCALLS,
-    FCACHE_STAT_UPCALL_MISSES, FCACHE_STAT_SUBTABLE_LOOKUPS,
+    FCACHE_STAT_MEGAFLOW_HITS, FCACHE_STAT_SIMPLE_HITS, FCACHE_STAT_DIRECT,
+    FCACHE_STAT_UPCALLS, FCACHE_STAT_UPCALL_MISSES, FCACHE_STAT_SUBTABLE_LOOKUPS,
 };
 static const enum fcache_stat report_fcache_keys2[] = {
     FCACHE_STAT_MEGAFLOWS_INSTALLED, FCACHE_STAT_MEGAFLOWS_EVICTED,
@@ -221,11 +221,12 @@ void report_summary(FILE *out, bool json, const struct dp *dp, const struct dp_s
     const uint64_t *f = s->fcache.n;
     fprintf(out,
             "flow caches: %" PRIu64 " lookups: emc %" PRIu64 ", smc %" PRIu64
-            ", megaflow %" PRIu64 ", upcalls %" PRIu64 " (%" PRIu64 " without a rule); %" PRIu64
-            " megaflows installed, %" PRIu64 " evicted, %" PRIu64 " flushed; %" PRIu64
-            " direct (past the EMC/SMC)\n",
+            ", megaflow %" PRIu64 ", simple %" PRIu64 ", upcalls %" PRIu64 " (%" PRIu64
+            " without a rule); %" PRIu64 " megaflows installed, %" PRIu64 " evicted, %" PRIu64
+            " flushed; %" PRIu64 " direct (past the EMC/SMC)\n",
             f[FCACHE_STAT_LOOKUPS], f[FCACHE_STAT_EMC_HITS], f[FCACHE_STAT_SMC_HITS],
-            f[FCACHE_STAT_MEGAFLOW_HITS], f[FCACHE_STAT_UPCALLS], f[FCACHE_STAT_UPCALL_MISSES],
+            f[FCACHE_STAT_MEGAFLOW_HITS], f[FCACHE_STAT_SIMPLE_HITS], f[FCACHE_STAT_UPCALLS],
+            f[FCACHE_STAT_UPCALL_MISSES],
             f[FCACHE_STAT_MEGAFLOWS_INSTALLED], f[FCACHE_STAT_MEGAFLOWS_EVICTED],
             f[FCACHE_STAT_MEGAFLOWS_FLUSHED], f[FCACHE_STAT_DIRECT]);
     fprintf(out,
@@ -274,15 +275,16 @@ void report_pmd(FILE *out, bool json, const struct report_pmd *p, unsigned n_por
                 ", \"pkts_per_busy_iteration\": %.2f, \"pkts_per_send\": %.2f"
                 ", \"csum_sw\": %" PRIu64 ", \"csum_offloaded\": %" PRIu64
                 ", \"csum_guest_partial\": %" PRIu64 ", \"emc_hits\": %" PRIu64
-                ", \"smc_hits\": %" PRIu64 ", \"megaflow_hits\": %" PRIu64 ", \"direct\": %" PRIu64
+                ", \"smc_hits\": %" PRIu64 ", \"megaflow_hits\": %" PRIu64
+                ", \"simple_hits\": %" PRIu64 ", \"direct\": %" PRIu64
                 ", \"upcalls\": %" PRIu64 ", \"drops\": {",
                 p->index, p->core, p->n_rxqs, p->secs, iterations, p->busy_iterations,
                 p->idle_iterations, p->busy_cycles, p->idle_cycles, t.rx, t.tx, t.copies,
                 t.dropped, send_calls, mpps, cpp, report_ratio(t.rx, p->busy_iterations),
                 report_ratio(t.tx, send_calls), csum_sw, csum_off,
                 cs->n[CSUM_STAT_GUEST_PARTIAL], f[FCACHE_STAT_EMC_HITS],
-                f[FCACHE_STAT_SMC_HITS], f[FCACHE_STAT_MEGAFLOW_HITS], f[FCACHE_STAT_DIRECT],
-                f[FCACHE_STAT_UPCALLS]);
+                f[FCACHE_STAT_SMC_HITS], f[FCACHE_STAT_MEGAFLOW_HITS],
+                f[FCACHE_STAT_SIMPLE_HITS], f[FCACHE_STAT_DIRECT], f[FCACHE_STAT_UPCALLS]);
         for (int r = 0; r < DROP_N_REASONS; r++)
             fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "",
                     drop_reason_name((enum drop_reason)r), d->drops[r]);
@@ -309,9 +311,9 @@ void report_pmd(FILE *out, bool json, const struct report_pmd *p, unsigned n_por
     fprintf(out, "  Tx packets:         %14" PRIu64 "  (%.1f pkts/send, %" PRIu64 " sends)\n",
             t.tx, report_ratio(t.tx, send_calls), send_calls);
     fprintf(out, "  Cache hits: emc %" PRIu64 ", smc %" PRIu64 ", megaflow %" PRIu64
-                 " (direct %" PRIu64 "), upcalls %" PRIu64 "\n",
+                 " (direct %" PRIu64 "), simple %" PRIu64 ", upcalls %" PRIu64 "\n",
             f[FCACHE_STAT_EMC_HITS], f[FCACHE_STAT_SMC_HITS], f[FCACHE_STAT_MEGAFLOW_HITS],
-            f[FCACHE_STAT_DIRECT], f[FCACHE_STAT_UPCALLS]);
+            f[FCACHE_STAT_DIRECT], f[FCACHE_STAT_SIMPLE_HITS], f[FCACHE_STAT_UPCALLS]);
     fprintf(out, "  Copies:             %14" PRIu64 "\n", t.copies);
     fprintf(out, "  Dropped:            %14" PRIu64 "\n", t.dropped);
     for (int r = 0; r < DROP_N_REASONS; r++)

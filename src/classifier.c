@@ -168,6 +168,7 @@ static struct cls_subtable *cls_subtable_create(struct classifier *c,
     const unsigned pw = offsetof(struct flow_key, in_port) / 8;
     st->in_port_only = st->n_words == 1 && st->word[0] == pw &&
                        !(st->mask_w[0] & ~cls_words(&port_bits)[pw]);
+    st->hot_only = !st->n_words || st->word[st->n_words - 1] < FLOW_HOT_U64S;
     return st;
 }
 
@@ -374,6 +375,76 @@ int classifier_insert(struct classifier *c, const struct flow_key *key,
     return 0;
 }
 
+/* The run that starts at the first key of 'probe' (a non-empty map): it and
+ * the keys after it, in batch order, that equal it on st's mask, up to the
+ * first that does not. */
+static inline uint32_t cls_run(const struct cls_subtable *st, const struct flow_key *keys,
+                               uint32_t probe)
+{
+    unsigned r0 = (unsigned)__builtin_ctz(probe);
+    const cls_word *w0 = cls_words(&keys[r0]);
+    uint32_t run = 1u << r0;
+#if defined(__SSE2__) && !defined(FS_NO_SIMD)
+    if (st->hot_only) {
+        /* The hot words as three vectors, masked. */
+        _Static_assert(FLOW_HOT_U64S == 6, "the hot words in 3 vectors");
+        const __m128i *m = (const __m128i *)(const void *)&st->mask.m;
+        const __m128i *v0 = (const __m128i *)(const void *)w0;
+        const __m128i m0 = _mm_loadu_si128(&m[0]), m1 = _mm_loadu_si128(&m[1]),
+                      m2 = _mm_loadu_si128(&m[2]);
+        const __m128i k0 = _mm_and_si128(_mm_loadu_si128(&v0[0]), m0),
+                      k1 = _mm_and_si128(_mm_loadu_si128(&v0[1]), m1),
+                      k2 = _mm_and_si128(_mm_loadu_si128(&v0[2]), m2);
+        for (uint32_t b = probe & (probe - 1); b; b &= b - 1) {
+            unsigned i = (unsigned)__builtin_ctz(b);
+            const __m128i *v = (const __m128i *)(const void *)&keys[i];
+            __m128i d = _mm_or_si128(
+                _mm_or_si128(_mm_xor_si128(_mm_and_si128(_mm_loadu_si128(&v[0]), m0), k0),
+                             _mm_xor_si128(_mm_and_si128(_mm_loadu_si128(&v[1]), m1), k1)),
+                _mm_xor_si128(_mm_and_si128(_mm_loadu_si128(&v[2]), m2), k2));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) != 0xffff)
+                break;
+            run |= 1u << i;
+        }
+        return run;
+    }
+#endif
+    for (uint32_t b = probe & (probe - 1); b; b &= b - 1) {
+        unsigned i = (unsigned)__builtin_ctz(b);
+        const cls_word *w = cls_words(&keys[i]);
+        uint64_t diff = 0;
+        for (unsigned k = 0; k < st->n_words; k++) {
+            unsigned j = st->word[k];
+            diff |= (w[j] ^ w0[j]) & st->mask_w[k];
+        }
+        if (diff)
+            break;
+        run |= 1u << i;
+    }
+    return run;
+}
+
+/* Probes st (rank s in its classifier) with keys[i0] alone and gives its
+ * answer to every key of 'set', keys that must get the same one: returns
+ * set on a hit (idx[] filled, hits counted, *ph grown by the probes), 0 on
+ * a miss. */
+static inline uint32_t cls_probe_set(struct cls_subtable *st, const struct cls_flows *f,
+                                     const struct flow_key *keys, unsigned i0, uint32_t set,
+                                     uint32_t *idx, unsigned s, uint64_t *ph)
+{
+    uint32_t x = cls_subtable_lookup(st, f, &keys[i0], cls_hash(st, &keys[i0]));
+    if (x == CLS_IDX_NONE)
+        return 0;
+    unsigned nh = 0;
+    for (uint32_t b = set; b; b &= b - 1) {
+        idx[__builtin_ctz(b)] = x;
+        nh++;
+    }
+    st->hits += nh;
+    *ph += (uint64_t)nh * (s + 1);
+    return set;
+}
+
 uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *keys,
                                  uint32_t map, uint32_t *idx, uint64_t *probes_hit,
                                  uint64_t *probes_miss)
@@ -397,22 +468,26 @@ uint32_t classifier_lookup_batch(struct classifier *c, const struct flow_key *ke
                 unsigned i = (unsigned)__builtin_ctz(b);
                 same |= (uint32_t)(keys[i].in_port == keys[i0].in_port) << i;
             }
-            uint32_t x = cls_subtable_lookup(st, f, &keys[i0], cls_hash(st, &keys[i0]));
-            if (x != CLS_IDX_NONE) {
-                unsigned nh = 0;
-                for (uint32_t b = same; b; b &= b - 1) {
-                    idx[__builtin_ctz(b)] = x;
-                    nh++;
-                }
-                st->hits += nh;
-                ph += (uint64_t)nh * (s + 1);
-                remaining &= ~same;
-                found |= same;
-            }
+            uint32_t got = cls_probe_set(st, f, keys, i0, same, idx, s, &ph);
+            remaining &= ~got;
+            found |= got;
             probe = remaining & ~same;
             if (!probe)
                 continue;
         }
+        /* A run: the first key is probed alone, and the keys after it that
+         * equal it on the subtable's mask get its answer, hit or miss (a
+         * batch of one flow, or of flows one megaflow covers, costs one
+         * probe and a masked compare per key). The run ends at the first
+         * key that differs; the rest take the batched path. */
+        uint32_t run = cls_run(st, keys, probe);
+        uint32_t got = cls_probe_set(st, f, keys, (unsigned)__builtin_ctz(probe), run, idx, s,
+                                     &ph);
+        remaining &= ~got;
+        found |= got;
+        probe &= ~run;
+        if (!probe)
+            continue;
         unsigned nk = 0, list[32];
         for (uint32_t b = probe; b; b &= b - 1) {
             unsigned i = (unsigned)__builtin_ctz(b);

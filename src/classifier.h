@@ -66,6 +66,7 @@ struct cls_subtable {
     uint8_t n_words;              /* non-zero 64-bit words of the mask */
     bool in_port_only;            /* the mask has in_port bits only: keys
                                    * with equal in_port get one answer */
+    bool hot_only;                /* the mask has no cold words (flow.h) */
     uint8_t word[FLOW_U64S];      /* their positions in the key */
     uint64_t mask_w[FLOW_U64S];   /* their values */
     uint32_t n;                   /* megaflows */
@@ -115,7 +116,7 @@ struct classifier {
 
 /* Zeroed, 64-byte aligned memory for the large tables. Blocks of 2 MiB or
  * more are mapped on their own, 2 MiB aligned and advised for transparent
- * huge pages (the SMC's 4 MiB then costs 2 dTLB entries), and their pages
+ * huge pages (the SMC's 8 MiB then costs 4 dTLB entries), and their pages
  * are faulted in only when first touched. Release with cls_free_big() and
  * the same size. NULL on failure. */
 void *cls_alloc_big(size_t bytes);
@@ -171,10 +172,24 @@ static inline uint32_t cls_hash(const struct cls_subtable *st, const struct flow
     return cls_hash_finish(h);
 }
 
-/* True if k agrees with megaflow mf (in use) on its mask. */
+/* True if k agrees with megaflow mf (in use) on its mask: three masked
+ * vectors for a mask without cold words, else the mask's words. */
 static inline bool cls_flow_match(const struct cls_megaflow *mf, const struct flow_key *k)
 {
     const struct cls_subtable *st = mf->st;
+#if defined(__SSE2__) && !defined(FS_NO_SIMD)
+    if (st->hot_only) {
+        _Static_assert(FLOW_HOT_U64S == 6, "the hot words in 3 vectors");
+        const __m128i *m = (const __m128i *)(const void *)&st->mask.m;
+        const __m128i *v = (const __m128i *)(const void *)k;
+        const __m128i *x = (const __m128i *)(const void *)&mf->key;
+#define CLS_VX_(i) _mm_xor_si128(_mm_and_si128(_mm_loadu_si128(&v[i]), _mm_loadu_si128(&m[i])), \
+                                 _mm_loadu_si128(&x[i]))
+        __m128i d = _mm_or_si128(_mm_or_si128(CLS_VX_(0), CLS_VX_(1)), CLS_VX_(2));
+#undef CLS_VX_
+        return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
+    }
+#endif
     const cls_word *w = cls_words(k), *m = cls_words(&mf->key);
     uint64_t diff = 0;
     for (unsigned i = 0; i < st->n_words; i++) {

@@ -150,7 +150,7 @@ void dp_knobs_default(struct dp_knobs *k)
     k->emc_insert_inv_prob = 100;
     k->emc_max_key_len = 136;
     k->smc = true;
-    k->smc_entries = 1u << 20;
+    k->smc_entries = 1u << 21;
     k->megaflow_max = 65535;
     k->subtable_resort_ms = 1000;
     k->megaflow_revalidate = true;
@@ -1139,21 +1139,26 @@ static unsigned dp_extract_layout(struct dp_pmd *pmd, uint16_t in_port, struct p
 
 /* The front half of dp_pmd_process(): drops truncated and unparsable
  * packets, decapsulates, applies the bad-csum policy and hashes; returns
- * the packets left (pkts, their keys and hashes as the mode needs). Always
- * inlined with a constant mode: the common batches (no checksum verdicts
- * to judge, no tunnel anywhere, a port the caches look up directly) get a
- * tight parse loop; batches that need no keys take dp_extract_layout(). */
+ * the packets left (pkts, their keys and hashes as the mode needs, and in
+ * *hot the map of keys known to have no cold words). Always
+ * inlined with a constant mode (and verdicts and tunnels constant where
+ * the caller can): the common batches (no checksum verdicts to judge, no
+ * tunnel anywhere) get a tight parse loop; batches that need no keys take
+ * dp_extract_layout(). */
 static inline __attribute__((always_inline)) unsigned
 dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flow_key *keys,
-           struct pkt **pkts, uint32_t *hashes, uint64_t *kept_bytes, bool verdicts,
-           const enum dp_extract_mode mode)
+           struct pkt **pkts, uint32_t *hashes, uint32_t *hot, uint64_t *kept_bytes,
+           const bool verdicts, const bool tunnels, const enum dp_extract_mode mode)
 {
     const bool general = mode == DP_X_FULL;
     /* flow_hash() feeds the EMC/SMC and the VXLAN source port: packets of a
-     * port the caches look up directly need none (fcache_port_direct()). */
-    uint32_t hash_port = UINT32_MAX;
-    bool need_hash = true;
+     * port the caches look up directly need none (fcache_port_direct());
+     * without tunnels every packet keeps in_port. */
+    const bool need_hash = general && (tunnels || !fcache_port_direct(pmd->fc, in_port));
+    /* Without tunnels or verdicts every packet parsed is kept: n. */
+    const bool count_parsed = general && (tunnels || verdicts);
     uint64_t parsed_ok = 0, bytes = 0, dropped_bytes = 0;
+    uint32_t hot_map = 0;
     unsigned n = 0;
     const unsigned count = b->count; /* a local: packet stores cannot alias it */
 
@@ -1168,31 +1173,32 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
         }
         if (general && verdicts)
             dp_rx_verdicts(pmd, p);
-        enum parse_result r = parse_pkt(p, &keys[n]);
+        enum parse_result r = parse_pkt_rx(p, &keys[n]); /* fresh from the device */
         if (r != PARSE_OK) {
             dropped_bytes += p->len;
             dp_extract_drop(pmd, p, r);
             continue;
         }
         if (general) {
-            parsed_ok++; /* else every packet parsed is kept: n */
+            parsed_ok += count_parsed;
             /* Decapsulation judges the outer verdicts itself
              * (tunnel_bad_csum) and resets them; the bad-csum policy sees
              * what is left. */
-            if (pmd->dp->ports[p->in_port].n_tnls && p->l4_proto == IP_PROTO_UDP &&
-                !dp_decap(pmd, p, &keys[n]))
+            if (tunnels && pmd->dp->ports[p->in_port].n_tnls &&
+                p->l4_proto == IP_PROTO_UDP && !dp_decap(pmd, p, &keys[n]))
                 continue;
             if (verdicts && !dp_bad_csum_policy(pmd, p))
                 continue;
-            if (p->in_port != hash_port) {
-                hash_port = p->in_port;
-                need_hash = pmd->dp->has_tunnels || !fcache_port_direct(pmd->fc, hash_port);
-            }
-            hashes[n] = p->hash = need_hash ? flow_hash(&keys[n], 0) : 0;
+            /* A decapsulated key has tunnel metadata (cold words). */
+            bool hot = parse_key_hot(p) && (!tunnels || p->in_port == in_port);
+            hot_map |= (uint32_t)hot << n;
+            hashes[n] = p->hash =
+                !need_hash ? 0 : hot ? flow_hash_known(&keys[n], 0, false) : flow_hash(&keys[n], 0);
         }
         pkts[n++] = p;
     }
-    pmd->parse_results[PARSE_OK] += general ? parsed_ok : n;
+    pmd->parse_results[PARSE_OK] += count_parsed ? parsed_ok : n;
+    *hot = hot_map;
     uint64_t *ps = pmd->port_n[in_port];
     ps[DP_PORT_RX_PACKETS] += count;
     ps[DP_PORT_RX_BYTES] += bytes;
@@ -1202,6 +1208,28 @@ dp_extract(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b, struct flo
     return n;
 }
 
+/* True if a's whole list is one output (its port in a->a[0].u.port). */
+static inline bool dp_output_only(const struct action_list *a)
+{
+    return a && a->n == 1 && a->a[0].type == ACT_OUTPUT;
+}
+
+/* dp_extract() of the rarer batches (with checksum verdicts to judge, or
+ * a datapath with tunnels), out of line: dp_pmd_process() keeps only the
+ * common loops, the same whether the checksum machinery is compiled in or
+ * not. */
+static __attribute__((noinline)) unsigned
+dp_extract_general(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b,
+                   struct flow_key *keys, struct pkt **pkts, uint32_t *hashes, uint32_t *hot,
+                   uint64_t *kept_bytes, bool verdicts)
+{
+    if (pmd->dp->has_tunnels)
+        return dp_extract(pmd, in_port, b, keys, pkts, hashes, hot, kept_bytes, verdicts, true,
+                          DP_X_FULL);
+    return dp_extract(pmd, in_port, b, keys, pkts, hashes, hot, kept_bytes, true, false,
+                      DP_X_FULL);
+}
+
 static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
 {
     struct pkt_batch *b = &pmd->rx;
@@ -1209,6 +1237,7 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     struct pkt *pkts[PKT_BATCH_MAX];
     const struct action_list *acts[PKT_BATCH_MAX];
     uint32_t hashes[PKT_BATCH_MAX];
+    uint32_t hot = 0; /* keys without cold words (dp_extract()) */
     bool verdicts = FS_CSUM_MACHINERY && (b->flags & (PKT_BATCH_F_BAD | PKT_BATCH_F_PARTIAL));
     unsigned n;
     uint64_t kept_bytes = TXQ_BYTES_UNKNOWN; /* of pkts[0..n), if known */
@@ -1224,7 +1253,7 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     const struct action_list *simple;
     fcache_sync(pmd->fc, pmd->now);
     if (plain && fcache_port_simple(pmd->fc, port, &simple) &&
-        (!simple || (simple->n == 1 && simple->a[0].type == ACT_OUTPUT))) {
+        (!simple || dp_output_only(simple))) {
         /* One answer for the port, an output or a drop: no key needed. */
         n = dp_extract_layout(pmd, port, b, &kept_bytes);
         pkt_batch_init(b); /* b->pkts[0..n) stay ours until we return */
@@ -1239,12 +1268,22 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         }
         return;
     } else {
+        /* Constant verdicts and tunnels: a GOOD/UNKNOWN batch without
+         * tunnels tests neither per packet. */
         if (plain && fcache_port_direct(pmd->fc, port))
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, false, DP_X_KEYS);
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false, false,
+                           DP_X_KEYS);
+        else if (plain)
+            n = dp_extract(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes, false, false,
+                           DP_X_FULL);
         else
-            n = dp_extract(pmd, port, b, keys, pkts, hashes, &kept_bytes, verdicts, DP_X_FULL);
+            n = dp_extract_general(pmd, port, b, keys, pkts, hashes, &hot, &kept_bytes,
+                                   verdicts);
         pkt_batch_init(b);
-        fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
+        if (pmd->dp->has_tunnels) /* decapsulation changes in_port */
+            fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
+        else
+            fcache_lookup_batch_port(pmd->fc, keys, hashes, hot, n, acts, pmd->now);
     }
 
     struct action_ctx ctx = {
@@ -1255,14 +1294,15 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
     };
     for (unsigned i = 0; i < n;) {
         const struct action_list *a = acts[i];
-        if (a && a->n == 1 && a->a[0].type == ACT_OUTPUT) {
-            /* The common case, as OVS batches per flow: a run of packets
-             * that only go out of one port. */
+        if (dp_output_only(a)) {
+            /* The common case: a run of packets that only go out of one
+             * port, whichever rules sent them there (OVS batches per flow). */
+            const uint16_t out_port = a->a[0].u.port;
             unsigned j = i + 1;
-            while (j < n && acts[j] == a)
+            while (j < n && (acts[j] == a || (dp_output_only(acts[j]) &&
+                                              acts[j]->a[0].u.port == out_port)))
                 j++;
-            dp_output_run(pmd, &pkts[i], j - i, a->a[0].u.port, i == 0 && j == n,
-                          kept_bytes);
+            dp_output_run(pmd, &pkts[i], j - i, out_port, i == 0 && j == n, kept_bytes);
             i = j;
             continue;
         }

@@ -49,7 +49,7 @@ struct dp_knobs {
     uint32_t emc_insert_inv_prob;  /* 0 = EMC off, 1 = always, default 100 */
     uint32_t emc_max_key_len;      /* bytes, default 136 (every key) */
     bool smc;                      /* smc = on (default) | off */
-    uint32_t smc_entries;          /* power of two, default 2^20 */
+    uint32_t smc_entries;          /* power of two, default 2^21 */
     uint32_t megaflow_max;         /* default 65535 */
     uint32_t subtable_resort_ms;   /* default 1000 */
     bool megaflow_revalidate;      /* on (default) | off */

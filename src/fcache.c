@@ -57,7 +57,7 @@ void fcache_cfg_default(struct fcache_cfg *cfg)
         cfg->emc_port_inv_prob[i] = -1;
     cfg->emc_max_key_len = EMC_KEY_LEN_MAX;
     cfg->smc_enabled = true;
-    cfg->smc_entries = 1u << 20;
+    cfg->smc_entries = 1u << 21;
     cfg->megaflow_max = 65535;
     cfg->resort_interval_ns = 1000000000ull;
     cfg->revalidate = true;
@@ -413,19 +413,26 @@ static bool fcache_keys_uniform(const struct flow_key *keys, unsigned n)
 }
 
 /* The EMC probes of the packets in 'miss' (all n of them with 'all': no
- * test per packet); returns those that missed. */
+ * test per packet); returns those that missed. With 'port_on' the caller
+ * knows every key's in_port uses the EMC: no test of the port per packet.
+ * Keys in 'hot' (all of them with 'all_hot') have no cold words: their
+ * probes compare the hot words only. */
 static inline __attribute__((always_inline)) uint32_t
 fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t *hashes,
                  unsigned n, uint32_t miss, uint32_t *idx, const struct action_list **out,
-                 const bool all)
+                 uint32_t hot, const bool all, const bool port_on, const bool all_hot)
 {
-    struct emc *e = fc->emc;
-    struct cls_flows *f = &fc->flows;
-    (void)emc_sweep_step(e, f); /* counted in e->swept */
+    (void)emc_sweep_step(fc->emc, &fc->flows); /* counted in e->swept */
+    /* Copies, so that the stores of a hit (a megaflow's ref byte) do not
+     * make the compiler read the tables' fields again for every packet;
+     * the probes' count of dead entries goes back below. */
+    struct emc ec = *fc->emc, *e = &ec;
+    const struct cls_flows fl = fc->flows, *f = &fl;
     const bool pf = fc->cfg.prefetch;
     for (unsigned i = 0; pf && i < n && i < FCACHE_EMC_AHEAD; i++)
         emc_prefetch(e, hashes[i]);
     uint32_t m = 0;
+    uint64_t hits = 0, no_rule = 0;
     for (unsigned i = 0; i < n; i++) {
         /* (A direct packet's hash may be anything: prefetching from it is
          * harmless, probing with it is not.) */
@@ -433,10 +440,14 @@ fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t 
             emc_prefetch(e, hashes[i + FCACHE_EMC_AHEAD]);
         if (!all && !(miss >> i & 1))
             continue;
-        if (fc->emc_thr[fcache_port(keys[i].in_port)] &&
-            emc_lookup(e, f, &keys[i], hashes[i], &idx[i])) {
-            out[i] = fcache_answer(fc, idx[i]);
-            fc->st.n[FCACHE_STAT_EMC_HITS]++;
+        if ((port_on || fc->emc_thr[fcache_port(keys[i].in_port)]) &&
+            (all_hot || (hot >> i & 1) ? emc_lookup_hot(e, f, &keys[i], hashes[i], &idx[i])
+                                       : emc_lookup(e, f, &keys[i], hashes[i], &idx[i]))) {
+            struct cls_megaflow *mf = cls_flow(f, idx[i]);
+            mf->ref = 1;
+            out[i] = mf->actions;
+            no_rule += mf->actions == NULL;
+            hits++;
         } else {
             m |= 1u << i;
             /* The SMC will need this bucket: start fetching it now. */
@@ -444,13 +455,19 @@ fcache_emc_stage(struct fcache *fc, const struct flow_key *keys, const uint32_t 
                 smc_prefetch(fc->smc, hashes[i]);
         }
     }
+    fc->emc->swept = ec.swept;
+    fc->st.n[FCACHE_STAT_EMC_HITS] += hits;
+    fc->st.n[FCACHE_STAT_NO_RULE] += no_rule;
     return m;
 }
 
-/* One chunk of at most PKT_BATCH_MAX packets through the stages. */
+/* One chunk of at most PKT_BATCH_MAX packets through the stages. 'uniform'
+ * is 1 if the caller knows every key has the same in_port, -1 if not
+ * known; bit i of 'hot' is set if keys[i] has no cold words (0: not
+ * known). */
 static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
                                 const uint32_t *hashes, unsigned n,
-                                const struct action_list **out)
+                                const struct action_list **out, int uniform, uint32_t hot)
 {
     struct cls_flows *f = &fc->flows;
     uint32_t idx[PKT_BATCH_MAX];
@@ -459,10 +476,10 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     uint32_t direct = 0; /* packets that skip the EMC and SMC */
 
     fc->st.n[FCACHE_STAT_LOOKUPS] += n;
-    /* Known only when a stage needs it (EMC hits do not). */
-    int uniform = -1;
+    /* Otherwise known only when a stage needs it (EMC hits do not). */
     if (fc->cfg.direct_subtables) {
-        uniform = fcache_keys_uniform(keys, n);
+        if (uniform < 0)
+            uniform = fcache_keys_uniform(keys, n);
         if (uniform)
             direct = fcache_direct(fc, fcache_port(keys[0].in_port)) ? miss : 0;
         else
@@ -473,9 +490,22 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
     }
 
     /* EMC */
-    if (fc->emc && miss)
-        miss = miss == all ? fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, true)
-                           : fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, false);
+    if (fc->emc && miss) {
+        if (miss != all)
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, hot, false, false,
+                                    false);
+        else if (uniform <= 0)
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, hot, true, false,
+                                    false);
+        else if (!fc->emc_thr[fcache_port(keys[0].in_port)])
+            (void)emc_sweep_step(fc->emc, f); /* as the stage does */
+        else if ((hot & all) == all)
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, hot, true, true,
+                                    true);
+        else
+            miss = fcache_emc_stage(fc, keys, hashes, n, miss, idx, out, hot, true, true,
+                                    false);
+    }
 
     /* SMC */
     if (fc->smc && miss) {
@@ -654,22 +684,38 @@ const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port
     struct cls_megaflow *mf = cls_flow(&fc->flows, x);
     mf->ref = 1;
     mf->st->hits += n;
-    fc->st.n[FCACHE_STAT_DIRECT] += n;
-    fc->st.n[FCACHE_STAT_MEGAFLOW_HITS] += n;
-    fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS] += n;
+    fc->st.n[FCACHE_STAT_SIMPLE_HITS] += n;
     fc->st.n[FCACHE_STAT_NO_RULE] += mf->actions == NULL ? n : 0;
     return mf->actions;
+}
+
+/* fcache_lookup_batch() with what the caller knows of the in_ports and of
+ * the first chunk's cold words. */
+static void fcache_lookup_chunks(struct fcache *fc, const struct flow_key *keys,
+                                 const uint32_t *hashes, unsigned n,
+                                 const struct action_list **out, uint64_t now, int uniform,
+                                 uint32_t hot)
+{
+    fcache_sync(fc, now);
+    for (unsigned done = 0; done < n; done += PKT_BATCH_MAX) {
+        unsigned c = n - done < PKT_BATCH_MAX ? n - done : PKT_BATCH_MAX;
+        fcache_lookup_chunk(fc, keys + done, hashes + done, c, out + done, uniform,
+                            done ? 0 : hot);
+    }
 }
 
 void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
                          const uint32_t *hashes, unsigned n,
                          const struct action_list **out, uint64_t now)
 {
-    fcache_sync(fc, now);
-    for (unsigned done = 0; done < n; done += PKT_BATCH_MAX) {
-        unsigned c = n - done < PKT_BATCH_MAX ? n - done : PKT_BATCH_MAX;
-        fcache_lookup_chunk(fc, keys + done, hashes + done, c, out + done);
-    }
+    fcache_lookup_chunks(fc, keys, hashes, n, out, now, -1, 0);
+}
+
+void fcache_lookup_batch_port(struct fcache *fc, const struct flow_key *keys,
+                              const uint32_t *hashes, uint32_t hot, unsigned n,
+                              const struct action_list **out, uint64_t now)
+{
+    fcache_lookup_chunks(fc, keys, hashes, n, out, now, 1, hot);
 }
 
 const char *fcache_stat_name(enum fcache_stat s)

@@ -9,9 +9,10 @@
  *   classifier  tuple-space search, one classifier per in_port
  *               (classifier.h)
  *   upcall      rule_table_lookup(); installs a megaflow whose mask is the
- *               union of the masks of every rule the lookup examined, plus
- *               in_port exact, so no megaflow can shadow a higher-priority
- *               rule. A lookup that finds no rule installs a "no rule"
+ *               bits that decided the lookup (the winner's mask and, for
+ *               every rule examined before it, bits on which the key
+ *               differs from it), plus in_port exact, so no megaflow can
+ *               shadow a higher-priority rule. A lookup that finds no rule installs a "no rule"
  *               megaflow too (actions NULL), so repeated misses stay cheap.
  *
  * Why any matching megaflow is right: a megaflow built from key K with mask
@@ -37,7 +38,8 @@
  * meets).
  *
  * Counters: every packet is answered by exactly one stage, so
- *   lookups == emc_hits + smc_hits + megaflow_hits + upcalls.
+ *   lookups == emc_hits + smc_hits + megaflow_hits + simple_hits + upcalls
+ * (simple_hits: packets answered without a key by fcache_lookup_port()).
  * "Misses" of a stage are the packets that went past it: EMC misses =
  * lookups - emc_hits, SMC misses = EMC misses - smc_hits, classifier misses
  * = upcalls. Packets of one batch answered by a megaflow that an earlier
@@ -71,10 +73,16 @@ struct fcache_cfg {
                                    * for that port (no inserts, no probes). */
     unsigned emc_max_key_len;     /* bytes, 0..136: longer keys are not
                                    * cached. Default 136 (every key; see
-                                   * emc.h for "length"). */
+                                   * emc.h for "length": Ethernet, VLAN
+                                   * and IPv4 keys take 48 bytes at most,
+                                   * IPv6 keys 80, ARP keys 96,
+                                   * decapsulated keys up to 136). */
     /* SMC */
     bool smc_enabled;             /* default true */
-    uint32_t smc_entries;         /* power of two, 4..2^26; default 2^20 */
+    uint32_t smc_entries;         /* power of two, 4..2^26; default 2^21:
+                                   * twice the flows a table this size is
+                                   * meant for, so that 8-way buckets
+                                   * rarely overflow (docs/performance.md) */
     /* Megaflows */
     uint32_t megaflow_max;        /* 1..2^22; default 65535 (all SMC-addressable);
                                    * on overflow one is evicted (CLOCK) */
@@ -99,16 +107,20 @@ struct fcache_cfg {
 #define FCACHE_DIRECT_MAX 64
 
 /* Counters, one array indexed by enum fcache_stat: every packet looked up
- * is answered by exactly one of emc_hits, smc_hits, megaflow_hits and
- * upcalls. The last three are gauges (current sizes), which add up across
- * PMDs like the counters. */
+ * is answered by exactly one of emc_hits, smc_hits, megaflow_hits,
+ * simple_hits and upcalls. The last three are gauges (current sizes), which
+ * add up across PMDs like the counters. */
 #define FCACHE_STATS(X)                                                          \
     X(LOOKUPS, lookups)                /* packets passed to a lookup */          \
     X(EMC_HITS, emc_hits)                                                        \
     X(SMC_HITS, smc_hits)                                                        \
     X(MEGAFLOW_HITS, megaflow_hits)    /* classifier hits */                     \
-    X(DIRECT, direct)                  /* lookups that skipped the EMC and SMC:  \
-                                        * a subset of megaflow_hits + upcalls */ \
+    X(SIMPLE_HITS, simple_hits)        /* answered without a key by the port's   \
+                                        * one in_port-only megaflow              \
+                                        * (fcache_lookup_port()) */              \
+    X(DIRECT, direct)                  /* lookups with a key that skipped the EMC \
+                                        * and SMC: a subset of megaflow_hits +   \
+                                        * upcalls */                             \
     X(UPCALLS, upcalls)                /* rule-table lookups (classifier misses) */ \
     X(UPCALL_MISSES, upcall_misses)    /* upcalls that found no rule (subset) */ \
     X(NO_RULE, no_rule)                /* packets answered NULL, at any stage */ \
@@ -199,7 +211,7 @@ void fcache_flush(struct fcache *fc);
  * classifier has at most cfg.direct_subtables subtables (the direct stage).
  * With one subtable a classifier probe costs what an EMC probe costs, hashes
  * only the mask's words and its table stays as small as the rule set, while
- * the EMC and SMC cost a full-key hash, a 136-byte compare and, with many
+ * the EMC and SMC cost a key hash, a key compare and, with many
  * flows, cache misses in their large tables. Changes only when a lookup
  * installs or deletes megaflows. */
 bool fcache_port_direct(const struct fcache *fc, uint32_t in_port);
@@ -215,6 +227,15 @@ bool fcache_port_direct(const struct fcache *fc, uint32_t in_port);
 void fcache_lookup_batch(struct fcache *fc, const struct flow_key *keys,
                          const uint32_t *hashes, unsigned n,
                          const struct action_list **out, uint64_t now);
+
+/* fcache_lookup_batch() of keys that all have one in_port (a batch from one
+ * port that no decapsulation changed): the same answers and counters,
+ * without testing the keys' ports. Bit i of 'hot' (i < PKT_BATCH_MAX) may
+ * be set only if keys[i] has no cold words (!flow_key_cold(): an Ethernet,
+ * VLAN or IPv4 key); the EMC then compares its hot words only. */
+void fcache_lookup_batch_port(struct fcache *fc, const struct flow_key *keys,
+                              const uint32_t *hashes, uint32_t hot, unsigned n,
+                              const struct action_list **out, uint64_t now);
 
 /* Applies what changed since the last call: a new rule-table version
  * (revalidation or flush), the previous call's deferred frees, subtable
@@ -232,8 +253,9 @@ bool fcache_port_simple(struct fcache *fc, uint32_t in_port,
 
 /* Looks up n packets of in_port without their keys, after
  * fcache_port_simple() said true (and nothing ran on fc since): returns the
- * port's answer, counted n times as a direct megaflow hit. Without a simple
- * answer it returns NULL, counted as n upcalls without a rule. */
+ * port's answer, counted as n simple_hits (no subtable is probed per
+ * packet: neither megaflow_hits nor subtable_lookups grow). Without a
+ * simple answer it returns NULL, counted as n upcalls without a rule. */
 const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port, unsigned n);
 
 /* Calls fn for every live megaflow: its masked key, its mask and its

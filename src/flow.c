@@ -33,49 +33,129 @@ void flow_mask_union(struct flow_mask *dst, const struct flow_mask *src)
         d[i] |= s[i];
 }
 
-/* The key hash: words are paired and each pair multiplied 64x64 -> 128
- * after an xor with its own constant, the two halves of every product
- * folded and summed; murmur3's finaliser mixes the sum. The products are
- * independent, so the hash costs about nine multiplies of throughput
- * rather than seventeen of latency. */
-static const uint64_t flow_hash_k[FLOW_U64S + 1] = {
-    0xe71b9592244ececbull, 0x3fcb4b70f79a7ffdull, 0x3bce14ab261db1d5ull,
-    0x2a438f2a3172f443ull, 0xff3f3f8cfe53b313ull, 0xe427f474114d9fcfull,
+/* A field of the key as flow_wc_disprove() takes it. */
+struct flow_field {
+    uint8_t ofs, len;
+    bool net;     /* network order: the first byte is the most significant
+                   * (else host order) */
+    bool prefix;  /* an address or port: a prefix of it can decide */
+};
+
+#define FLOW_F(f, n, p) {offsetof(struct flow_key, f), sizeof(((struct flow_key *)0)->f), n, p}
+#define FLOW_F1(f, i) {offsetof(struct flow_key, f) + (i) * sizeof(((struct flow_key *)0)->f[0]), \
+                       sizeof(((struct flow_key *)0)->f[0]), false, false}
+
+/* The fields that tell kinds of packets apart, in the order they are tried:
+ * they are in almost every megaflow's mask anyway. */
+static const struct flow_field flow_fields_kind[] = {
+    FLOW_F(in_port, false, false), FLOW_F(tun_id, false, false),
+    FLOW_F(dl_type, false, false), FLOW_F1(vlan_tpid, 0), FLOW_F1(vlan_tci, 0),
+    FLOW_F1(vlan_tpid, 1), FLOW_F1(vlan_tci, 1), FLOW_F(nw_frag, false, false),
+    FLOW_F(nw_proto, false, false),
+};
+
+/* Every other field. */
+static const struct flow_field flow_fields_other[] = {
+    FLOW_F(nw_dst, true, true), FLOW_F(nw_src, true, true), FLOW_F(tp_dst, false, true),
+    FLOW_F(tp_src, false, true), FLOW_F(ipv6_dst, true, true), FLOW_F(ipv6_src, true, true),
+    FLOW_F(tun_dst, true, true), FLOW_F(tun_src, true, true), FLOW_F(dl_dst, true, false),
+    FLOW_F(dl_src, true, false), FLOW_F(nw_tos, true, false), FLOW_F(nw_ttl, true, false),
+    FLOW_F(tcp_flags, false, false), FLOW_F(ipv6_label, false, false),
+    FLOW_F(arp_sha, true, false), FLOW_F(arp_tha, true, false),
+    FLOW_F(tun_flags, true, false), FLOW_F(pad, true, false),
+};
+
+#undef FLOW_F
+#undef FLOW_F1
+
+/* Byte i of field f counted from its most significant byte. */
+static unsigned flow_field_byte(const struct flow_field *f, unsigned i)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return f->ofs + i;
+#else
+    return f->net ? f->ofs + i : f->ofs + f->len - 1u - i;
+#endif
+}
+
+/* The bits of field f that decide against (match, mask) for k, into add
+ * (a whole key, zero outside f); false if k agrees with match on f. */
+static bool flow_field_decide(const struct flow_field *f, const uint8_t *k, const uint8_t *m,
+                              const uint8_t *mask, uint8_t *add)
+{
+    bool differs = false;
+    for (unsigned i = 0; i < f->len; i++) {
+        unsigned b = flow_field_byte(f, i);
+        uint8_t d = (uint8_t)((k[b] ^ m[b]) & mask[b]);
+        if (!f->prefix || differs) {
+            add[b] = f->prefix ? 0 : mask[b];
+        } else if (d) {
+            /* Down to the first differing bit, within the mask. */
+            unsigned top = 31u - (unsigned)__builtin_clz(d);
+            add[b] = (uint8_t)(mask[b] & ~((1u << top) - 1u));
+        } else {
+            add[b] = mask[b];
+        }
+        differs |= d != 0;
+    }
+    return differs;
+}
+
+void flow_wc_disprove(struct flow_mask *wc, const struct flow_key *k,
+                      const struct flow_key *match, const struct flow_mask *mask)
+{
+    const flow_word *kw = flow_u64(k), *mw = flow_u64(match), *mk = flow_u64(&mask->m);
+    flow_word *w = flow_u64_rw(&wc->m);
+    for (size_t i = 0; i < FLOW_U64S; i++)
+        if ((kw[i] ^ mw[i]) & mk[i] & w[i])
+            return; /* wc already tells k apart */
+    const uint8_t *kb = (const uint8_t *)k, *mb = (const uint8_t *)match;
+    const uint8_t *mask_b = (const uint8_t *)&mask->m;
+    uint8_t *wb = (uint8_t *)&wc->m;
+    uint8_t add[sizeof(struct flow_key)], best[sizeof(struct flow_key)];
+    memset(add, 0, sizeof add);
+    for (size_t j = 0; j < sizeof flow_fields_kind / sizeof flow_fields_kind[0]; j++) {
+        const struct flow_field *f = &flow_fields_kind[j];
+        if (flow_field_decide(f, kb, mb, mask_b, add)) {
+            for (unsigned i = 0; i < f->len; i++)
+                wb[f->ofs + i] |= add[f->ofs + i];
+            return;
+        }
+    }
+    unsigned best_cost = UINT32_MAX;
+    const struct flow_field *bf = NULL;
+    for (size_t j = 0; j < sizeof flow_fields_other / sizeof flow_fields_other[0]; j++) {
+        const struct flow_field *f = &flow_fields_other[j];
+        if (!flow_field_decide(f, kb, mb, mask_b, add))
+            continue;
+        unsigned cost = 0;
+        for (unsigned i = 0; i < f->len; i++)
+            cost += (unsigned)__builtin_popcount(add[f->ofs + i] & (uint8_t)~wb[f->ofs + i]);
+        if (cost < best_cost) {
+            best_cost = cost;
+            bf = f;
+            memcpy(best + f->ofs, add + f->ofs, f->len);
+        }
+    }
+    /* Some field differs: k does not match. Should none (a caller that
+     * broke the contract), the whole mask keeps wc safe. */
+    if (!bf) {
+        flow_mask_union(wc, mask);
+        return;
+    }
+    for (unsigned i = 0; i < bf->len; i++)
+        wb[bf->ofs + i] |= best[bf->ofs + i];
+}
+
+/* flow_hash()'s constants, one per word (odd: a cold word's product is
+ * zero only for a zero word). */
+const uint64_t flow_hash_k[FLOW_U64S] = {
+    FLOW_HASH_K0, FLOW_HASH_K1, FLOW_HASH_K2, FLOW_HASH_K3, FLOW_HASH_K4, FLOW_HASH_K5,
     0x15d25341edc5fe85ull, 0x23eb71643ac5c727ull, 0xf4a3cc3052800e05ull,
     0x09c9c31ae2f93909ull, 0x74406663d3e1ec75ull, 0x2cc9d354d76fd971ull,
     0xa946a04e9ff35ab3ull, 0x4dfc3c3b18c1c02bull, 0x2a162b8dc835698dull,
-    0x89fb1806dc3fe287ull, 0x8e822f9a9b04393full, 0xa5ea88f7f5301959ull,
+    0x89fb1806dc3fe287ull, 0x8e822f9a9b04393full,
 };
-
-_Static_assert(FLOW_U64S % 2 == 1, "flow_hash pairs all words but the last");
-
-static inline uint64_t flow_hash_mum(uint64_t a, uint64_t b)
-{
-    __extension__ typedef unsigned __int128 u128;
-    u128 r = (u128)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static inline uint32_t flow_hash_finish(uint64_t acc)
-{
-    acc ^= acc >> 33;
-    acc *= 0xff51afd7ed558ccdull;
-    acc ^= acc >> 33;
-    acc *= 0xc4ceb9fe1a85ec53ull;
-    acc ^= acc >> 33;
-    return (uint32_t)acc;
-}
-
-uint32_t flow_hash(const struct flow_key *k, uint32_t basis)
-{
-    const flow_word *w = flow_u64(k);
-    const uint64_t *c = flow_hash_k;
-    uint64_t acc = basis ^ 0x243f6a8885a308d3ull;
-    for (size_t i = 0; i + 1 < FLOW_U64S; i += 2)
-        acc += flow_hash_mum(w[i] ^ c[i], w[i + 1] ^ c[i + 1]);
-    acc += flow_hash_mum(w[FLOW_U64S - 1] ^ c[FLOW_U64S - 1], c[FLOW_U64S]);
-    return flow_hash_finish(acc);
-}
 
 static bool bytes_zero(const uint8_t *b, size_t n)
 {

@@ -9,6 +9,7 @@
 #define FS_FLOW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -29,40 +30,48 @@
 #define FLOW_VLAN_PCP_SHIFT 13
 
 struct flow_key {
-    /* Tunnel metadata (zero unless the packet was decapsulated). */
-    uint8_t tun_src[16];  /* IPv6, or IPv4-mapped (::ffff:a.b.c.d) */
-    uint8_t tun_dst[16];
-    uint64_t tun_id;      /* VNI */
-
+    /* The hot words (the first FLOW_HOT_U64S): every field of an Ethernet
+     * key with up to two VLAN tags and IPv4, TCP, UDP, SCTP or ICMP over
+     * it, so such a key's cold words are zero (flow_key_cold()). */
     uint32_t in_port;     /* datapath port number */
     uint16_t dl_type;     /* ethertype after the VLAN tags (host order) */
-    uint16_t vlan_tci[2]; /* outer, inner tag: PCP | PRESENT | VID; 0 = none */
-    uint16_t vlan_tpid[2]; /* 0x8100 / 0x88a8 of each tag, 0 = none */
-    uint8_t dl_src[6];
-    uint8_t dl_dst[6];
-    uint16_t tp_src;      /* TCP/UDP/SCTP port; ICMP/ICMPv6 type */
-    uint16_t tp_dst;      /* TCP/UDP/SCTP port; ICMP/ICMPv6 code */
     uint16_t tcp_flags;   /* low 12 bits of the TCP flags */
-
+    uint8_t dl_src[6];
+    uint16_t tp_src;      /* TCP/UDP/SCTP port; ICMP/ICMPv6 type */
+    uint8_t dl_dst[6];
+    uint16_t tp_dst;      /* TCP/UDP/SCTP port; ICMP/ICMPv6 code */
     uint32_t nw_src;      /* IPv4 source, ARP SPA (network order) */
     uint32_t nw_dst;      /* IPv4 destination, ARP TPA (network order) */
-    uint8_t ipv6_src[16];
-    uint8_t ipv6_dst[16];
-    uint32_t ipv6_label;  /* flow label, low 20 bits */
     uint8_t nw_proto;     /* IP protocol, final IPv6 next header, ARP opcode */
     uint8_t nw_tos;       /* IPv4 TOS / IPv6 traffic class */
     uint8_t nw_ttl;       /* IPv4 TTL / IPv6 hop limit */
     uint8_t nw_frag;      /* FLOW_FRAG_* */
+    uint32_t ipv6_label;  /* flow label, low 20 bits */
+    uint16_t vlan_tci[2]; /* outer, inner tag: PCP | PRESENT | VID; 0 = none */
+    uint16_t vlan_tpid[2]; /* 0x8100 / 0x88a8 of each tag, 0 = none */
+
+    /* The cold words: IPv6 addresses, ARP hardware addresses and the tunnel
+     * metadata (zero unless the packet was decapsulated). */
+    uint8_t ipv6_src[16];
+    uint8_t ipv6_dst[16];
     uint8_t arp_sha[6];
     uint8_t arp_tha[6];
-    uint8_t tun_flags;    /* FLOW_TNL_F_* (zero unless decapsulated) */
+    uint8_t tun_flags;    /* FLOW_TNL_F_* */
     uint8_t pad[3];       /* always zero */
+    uint8_t tun_src[16];  /* IPv6, or IPv4-mapped (::ffff:a.b.c.d) */
+    uint8_t tun_dst[16];
+    uint64_t tun_id;      /* VNI */
 };
 
 #define FLOW_U64S (sizeof(struct flow_key) / 8)
+/* Words 0..FLOW_HOT_U64S-1 are hot, the rest cold (see struct flow_key). */
+#define FLOW_HOT_U64S 6
 
 _Static_assert(sizeof(struct flow_key) == 136, "flow_key has no implicit padding");
 _Static_assert(sizeof(struct flow_key) == 8 * 16 + 8, "flow_key_zero's stores cover the key");
+_Static_assert(offsetof(struct flow_key, ipv6_src) == FLOW_HOT_U64S * 8,
+               "the hot fields fill the hot words");
+_Static_assert(FLOW_HOT_U64S % 2 == 0, "flow_hash() pairs the hot words");
 
 /* A mask has the key's layout: 1 bits are significant. */
 struct flow_mask {
@@ -121,8 +130,85 @@ void flow_apply_mask(struct flow_key *dst, const struct flow_key *k,
 /* dst |= src: accumulates the fields a lookup examined. */
 void flow_mask_union(struct flow_mask *dst, const struct flow_mask *src);
 
-/* Hash of the whole key, deterministic across runs and machines. */
-uint32_t flow_hash(const struct flow_key *k, uint32_t basis);
+/* For a key k that does not match (match, mask): adds to wc bits of mask
+ * on which k differs from match, so that every key equal to k on wc fails
+ * to match too. Nothing if wc already holds such a bit. Otherwise one field
+ * is chosen: the first of in_port, tun_id, dl_type, the VLAN tags, nw_frag
+ * and nw_proto that differs, whole (as the rule masks it); else, of the
+ * fields that differ, the one that adds the fewest bits to wc, where an
+ * address or port adds only its prefix down to the first differing bit
+ * (as OVS's prefix tries un-wildcard) and any other field its masked
+ * bits. */
+void flow_wc_disprove(struct flow_mask *wc, const struct flow_key *k,
+                      const struct flow_key *match, const struct flow_mask *mask);
+
+/* True if some cold word of k is not zero (an IPv6, ARP or decapsulated
+ * key; see struct flow_key). */
+static inline bool flow_key_cold(const struct flow_key *k)
+{
+    const flow_word *w = flow_u64(k);
+#if defined(__SSE2__)
+    _Static_assert(FLOW_U64S - FLOW_HOT_U64S == 11, "10 words in 5 vectors, then one word");
+    const __m128i *v = (const __m128i *)(const void *)(w + FLOW_HOT_U64S);
+    __m128i x = _mm_or_si128(_mm_or_si128(_mm_loadu_si128(&v[0]), _mm_loadu_si128(&v[1])),
+                             _mm_or_si128(_mm_loadu_si128(&v[2]), _mm_loadu_si128(&v[3])));
+    x = _mm_or_si128(x, _mm_loadu_si128(&v[4]));
+    return (_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_setzero_si128())) != 0xffff) |
+           (w[FLOW_U64S - 1] != 0);
+#else
+    uint64_t x = 0;
+    for (size_t i = FLOW_HOT_U64S; i < FLOW_U64S; i++)
+        x |= w[i];
+    return x != 0;
+#endif
+}
+
+/* The key hash: the hot words are paired and each pair multiplied 64x64 ->
+ * 128 after an xor with its own constants, the two halves of every product
+ * folded and summed; each cold word is multiplied by its constant alone and
+ * folded the same way, so a zero cold word adds nothing and a key without
+ * cold words costs three multiplies; murmur3's finaliser mixes the sum.
+ * Deterministic across runs and machines. */
+extern const uint64_t flow_hash_k[FLOW_U64S];
+/* The hot words' constants (flow_hash_k[0..5]), as immediates. */
+#define FLOW_HASH_K0 0xe71b9592244ececbull
+#define FLOW_HASH_K1 0x3fcb4b70f79a7ffdull
+#define FLOW_HASH_K2 0x3bce14ab261db1d5ull
+#define FLOW_HASH_K3 0x2a438f2a3172f443ull
+#define FLOW_HASH_K4 0xff3f3f8cfe53b313ull
+#define FLOW_HASH_K5 0xe427f474114d9fcfull
+
+static inline uint64_t flow_hash_mum(uint64_t a, uint64_t b)
+{
+    __extension__ typedef unsigned __int128 u128;
+    u128 r = (u128)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* flow_hash() given whether k has cold words (cold false: it has none). */
+static inline uint32_t flow_hash_known(const struct flow_key *k, uint32_t basis, bool cold)
+{
+    const flow_word *w = flow_u64(k);
+    uint64_t acc = basis ^ 0x243f6a8885a308d3ull;
+    _Static_assert(FLOW_HOT_U64S == 6, "three pairs of hot words");
+    acc += flow_hash_mum(w[0] ^ FLOW_HASH_K0, w[1] ^ FLOW_HASH_K1);
+    acc += flow_hash_mum(w[2] ^ FLOW_HASH_K2, w[3] ^ FLOW_HASH_K3);
+    acc += flow_hash_mum(w[4] ^ FLOW_HASH_K4, w[5] ^ FLOW_HASH_K5);
+    if (cold)
+        for (size_t i = FLOW_HOT_U64S; i < FLOW_U64S; i++)
+            acc += flow_hash_mum(w[i], flow_hash_k[i]);
+    acc ^= acc >> 33;
+    acc *= 0xff51afd7ed558ccdull;
+    acc ^= acc >> 33;
+    acc *= 0xc4ceb9fe1a85ec53ull;
+    acc ^= acc >> 33;
+    return (uint32_t)acc;
+}
+
+static inline uint32_t flow_hash(const struct flow_key *k, uint32_t basis)
+{
+    return flow_hash_known(k, basis, flow_key_cold(k));
+}
 
 /* Writes a human-readable, ovs-ofctl-like rendering of the non-zero fields
  * of 'k' into buf (always NUL-terminated). */

@@ -97,13 +97,13 @@ const char *parse_result_desc(enum parse_result r)
 
 enum parse_result parse_pkt(struct pkt *pkt, struct flow_key *key)
 {
-    return parse_pkt_into(pkt, key, true, false);
+    return parse_pkt_into(pkt, key, true, false, true);
 }
 
 enum parse_result parse_pkt_layout(struct pkt *pkt)
 {
     struct flow_key scratch; /* its stores are dead: the compiler drops them */
-    return parse_pkt_into(pkt, &scratch, false, false);
+    return parse_pkt_into(pkt, &scratch, false, false, true);
 }
 
 const uint8_t *parse_ipv6_final_dst(const uint8_t *ip, uint32_t hdrs_len)

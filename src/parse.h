@@ -59,6 +59,14 @@ static inline void parse_reset_layout(struct pkt *pkt)
     pkt->flags = (uint16_t)(pkt->flags & ~PARSE_OWN_FLAGS);
 }
 
+/* True if the key parse_pkt() filled for pkt has no cold words
+ * (!flow_key_cold()): the parser writes only hot fields for a frame
+ * without an IPv6 or ARP layer (see struct flow_key). */
+static inline bool parse_key_hot(const struct pkt *pkt)
+{
+    return pkt->l3 == PKT_L3_IPV4 || pkt->l3 == PKT_L3_NONE;
+}
+
 /* Short lower-case name of a result ("ok", "ip_trunc", ...). */
 const char *parse_result_name(enum parse_result r);
 const char *parse_result_desc(enum parse_result r);

@@ -1149,12 +1149,16 @@ const struct rule *rule_table_lookup(const struct rule_table *t,
 {
     for (size_t i = 0; i < t->n; i++) {
         const struct rule *r = t->rules[i];
-        /* Every examined rule's fields decide the outcome: a packet that
-         * differs in any of them might match a rule this one did not. */
-        if (wc)
-            flow_mask_union(wc, &r->mask);
-        if (flow_match_masked(key, &r->match, &r->mask))
+        if (flow_match_masked(key, &r->match, &r->mask)) {
+            /* A packet must agree with the winner on all its fields... */
+            if (wc)
+                flow_mask_union(wc, &r->mask);
             return r;
+        }
+        /* ... and differ from every rule examined before it on a bit that
+         * shows it. */
+        if (wc)
+            flow_wc_disprove(wc, key, &r->match, &r->mask);
     }
     return NULL;
 }

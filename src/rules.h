@@ -3,9 +3,9 @@
  * A rule is "match actions=list" as ovs-ofctl writes flows, e.g.
  *   priority=100,in_port=p0,ip,nw_dst=10.0.0.0/8,tcp,tp_dst=80 actions=output:p1
  * A lookup returns the highest-priority matching rule (ties: the earlier
- * added) and accumulates into a mask every field the rules it examined
- * looked at, so a megaflow installed with that mask can never shadow a
- * higher-priority rule. */
+ * added) and accumulates into a mask the bits that decided it, so a
+ * megaflow installed with that mask can never shadow a higher-priority
+ * rule. */
 #ifndef FS_RULES_H
 #define FS_RULES_H
 
@@ -62,7 +62,10 @@ unsigned rule_table_delete_strict(struct rule_table *t, const struct rule *r);
 void rule_table_clear(struct rule_table *t);
 
 /* The highest-priority rule matching key, or NULL. If wc is not NULL, the
- * masks of all rules examined are OR-ed into it. */
+ * bits that decided are OR-ed into it: the winner's whole mask, and for
+ * every rule examined before it, bits on which key differs from that rule
+ * (flow_wc_disprove()). Every key equal to key on wc gets the same
+ * answer. */
 const struct rule *rule_table_lookup(const struct rule_table *t,
                                      const struct flow_key *key,
                                      struct flow_mask *wc);

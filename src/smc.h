@@ -2,12 +2,12 @@
  *
  * Maps a flow hash to a megaflow in SMC_WAYS-way buckets of 16-bit
  * signatures and 16-bit megaflow indices: 4 bytes per entry, so the default
- * 2^20 entries take 4 MiB. A bucket of 8 ways is 32 bytes, half a cache
+ * 2^21 entries take 8 MiB. A bucket of 8 ways is 32 bytes, half a cache
  * line (8 ways rather than OVS's 4: the load spreads better when the table
  * is nearly full; figures in docs/performance.md).
  * The bucket is hash & (buckets - 1), the signature the upper 16 bits of
- * the hash. With 2^17 buckets the two overlap by 1 bit, so 15 signature bits
- * are independent of the bucket: a false signature match costs one masked
+ * the hash. With 2^18 buckets the two overlap by 2 bits, so 14 signature
+ * bits are independent of the bucket: a false signature match costs one masked
  * compare, which every hit performs anyway. The masked compare of the key
  * against the megaflow confirms a hit, so a stale, overwritten or colliding
  * entry is never trusted: any live megaflow that matches the key gives the

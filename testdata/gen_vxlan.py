@@ -19,7 +19,7 @@ runs:
   VXLAN (flags 0x08, VNI). The inner flow key is the one the datapath parses
   when the packet arrives (src/dp.c hashes it with flow_hash(key, 0) and
   tnl_push takes that hash); flow_hash and the struct flow_key layout
-  (src/flow.h, src/flow.c) are re-implemented below, and the key builder
+  (src/flow.h) are re-implemented below, and the key builder
   follows src/parse.h. A guest's PARTIAL inner TCP/UDP checksum (virtio
   NEEDS_CSUM) is completed, whatever the guest left in the field.
 * Decapsulation: an IPv4/IPv6 UDP packet on an underlay port to a tunnel's
@@ -129,11 +129,14 @@ def pseudo(frame, l3, proto, l4len):
 
 
 # --------------------------------------------------------------------------
-# the flow key (src/flow.h layout) and flow_hash (src/flow.c)
+# the flow key (src/flow.h layout) and flow_hash (src/flow.h)
 
 M64 = (1 << 64) - 1
-FLOW_KEY_FMT = "<16s16sQIH2H2H6s6sHHH4s4s16s16sIBBBB6s6sB3x"
+# Hot words 0-5 (in_port .. vlan_tpid), then the cold ones (IPv6, ARP,
+# tunnel metadata).
+FLOW_KEY_FMT = "<IHH6sH6sH4s4sBBBBI2H2H16s16s6s6sB3x16s16sQ"
 assert struct.calcsize(FLOW_KEY_FMT) == 136
+FLOW_HOT_WORDS = 6
 
 
 def empty_key(in_port):
@@ -145,12 +148,12 @@ def empty_key(in_port):
 
 
 def pack_key(k):
-    return struct.pack(FLOW_KEY_FMT, k["tun_src"], k["tun_dst"], k["tun_id"], k["in_port"],
-                       k["dl_type"], k["vlan_tci"][0], k["vlan_tci"][1], k["vlan_tpid"][0],
-                       k["vlan_tpid"][1], k["dl_src"], k["dl_dst"], k["tp_src"], k["tp_dst"],
-                       k["tcp_flags"], k["nw_src"], k["nw_dst"], k["ipv6_src"], k["ipv6_dst"],
-                       k["ipv6_label"], k["nw_proto"], k["nw_tos"], k["nw_ttl"], k["nw_frag"],
-                       k["arp_sha"], k["arp_tha"], k["tun_flags"])
+    return struct.pack(FLOW_KEY_FMT, k["in_port"], k["dl_type"], k["tcp_flags"], k["dl_src"],
+                       k["tp_src"], k["dl_dst"], k["tp_dst"], k["nw_src"], k["nw_dst"],
+                       k["nw_proto"], k["nw_tos"], k["nw_ttl"], k["nw_frag"], k["ipv6_label"],
+                       k["vlan_tci"][0], k["vlan_tci"][1], k["vlan_tpid"][0],
+                       k["vlan_tpid"][1], k["ipv6_src"], k["ipv6_dst"], k["arp_sha"],
+                       k["arp_tha"], k["tun_flags"], k["tun_src"], k["tun_dst"], k["tun_id"])
 
 
 FLOW_HASH_K = [
@@ -159,14 +162,15 @@ FLOW_HASH_K = [
     0x15d25341edc5fe85, 0x23eb71643ac5c727, 0xf4a3cc3052800e05,
     0x09c9c31ae2f93909, 0x74406663d3e1ec75, 0x2cc9d354d76fd971,
     0xa946a04e9ff35ab3, 0x4dfc3c3b18c1c02b, 0x2a162b8dc835698d,
-    0x89fb1806dc3fe287, 0x8e822f9a9b04393f, 0xa5ea88f7f5301959,
+    0x89fb1806dc3fe287, 0x8e822f9a9b04393f,
 ]
 
 
 def flow_hash(k, basis=0):
-    """src/flow.c flow_hash(): the key's 17 64-bit little-endian words in
-    pairs, each pair xored with its constants and multiplied 64x64 -> 128,
-    the halves folded and summed; murmur3's final mix."""
+    """src/flow.h flow_hash(): the key's 17 64-bit little-endian words; the
+    6 hot words in pairs, each pair xored with its constants and multiplied
+    64x64 -> 128, the halves folded; each cold word multiplied by its
+    constant alone and folded; all summed; murmur3's final mix."""
     b = pack_key(k) if isinstance(k, dict) else k
     w = [struct.unpack_from("<Q", b, 8 * i)[0] for i in range(17)]
     c = FLOW_HASH_K
@@ -176,9 +180,10 @@ def flow_hash(k, basis=0):
         return (r & M64) ^ (r >> 64)
 
     acc = (basis ^ 0x243f6a8885a308d3) & M64
-    for i in range(0, 16, 2):
+    for i in range(0, FLOW_HOT_WORDS, 2):
         acc = (acc + mum(w[i] ^ c[i], w[i + 1] ^ c[i + 1])) & M64
-    acc = (acc + mum(w[16] ^ c[16], c[17])) & M64
+    for i in range(FLOW_HOT_WORDS, 17):
+        acc = (acc + mum(w[i], c[i])) & M64
     acc ^= acc >> 33
     acc = (acc * 0xff51afd7ed558ccd) & M64
     acc ^= acc >> 33

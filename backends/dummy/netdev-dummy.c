@@ -256,16 +256,26 @@ dummy_rx_loop(const struct dummy_port *dp, struct dummy_fifo *f, struct pkt_batc
  * by dummy_rx_loop() into any and lanes, any != 0): ORs their
  * summary into batch->flags and counts rx_csum_good (some layer GOOD, none
  * BAD) and rx_csum_bad (some layer BAD), as pkt_rx_classify() does. The
- * common case inline: states GOOD and UNKNOWN only, every layer that is
- * GOOD in some packet GOOD in all n (byte i of lanes is then n wherever
- * byte i of any is GOOD): all n vouched for. */
+ * common cases inline: states GOOD and UNKNOWN only, and every layer that
+ * is GOOD in some packet GOOD in all n (byte i of lanes is then n wherever
+ * byte i of any is GOOD): all n vouched for; or GOOD and UNKNOWN mixed
+ * unevenly: a packet counts if any of its states is GOOD, one test each. */
 static inline __attribute__((always_inline)) void
 dummy_rx_verdicts(struct dummy_rxq_stats *qs, struct pkt_batch *batch, unsigned n,
                   uint32_t any, uint32_t lanes)
 {
     /* Without BAD and PARTIAL every byte of any is 0 or 1 (GOOD). */
-    if (!(any & 0x02020202u) && lanes == any * n) {
-        netdev_counter_add(&qs->csum_good, n);
+    if (!(any & 0x02020202u)) {
+        unsigned good = n;
+        if (lanes != any * n) {
+            good = 0;
+            for (unsigned i = batch->count - n; i < batch->count; i++) {
+                uint32_t st;
+                memcpy(&st, batch->pkts[i]->csum, sizeof st);
+                good += st != 0;
+            }
+        }
+        netdev_counter_add(&qs->csum_good, good);
         batch->flags |= PKT_BATCH_F_GOOD;
         return;
     }

@@ -45,6 +45,7 @@ static void check(const struct pkt *p, const struct flow_key *k, enum parse_resu
     CHECK(zero(k->pad, sizeof k->pad));
     CHECK(zero(k->tun_src, sizeof k->tun_src) && zero(k->tun_dst, sizeof k->tun_dst));
     CHECK(k->tun_id == 0);
+    CHECK(!parse_key_hot(p) || !flow_key_cold(k));
     CHECK(p->l3 <= PKT_L3_ARP);
     if (r == PARSE_ETH_TRUNC)
         CHECK(p->len < 14);

@@ -219,6 +219,66 @@ static void test_batch_map_and_probes(void **state)
     assert_int_equal(probes, 2);
 }
 
+/* Runs: keys that equal the first key of a subtable's probe on its mask
+ * share its answer (hit or miss) up to the first key that differs; the
+ * keys after that, equal to the first or not, are probed on their own.
+ * Every answer and every counter is what one-key lookups give. */
+static void test_batch_runs(void **state)
+{
+    struct fixture *fx = *state;
+    struct flow_mask m8, mport;
+    mask_dst(&m8, htonl(0xff000000), 0);
+    mask_dst(&mport, 0, 0xffff);
+    struct flow_key k;
+    uint32_t i10, i80;
+    key_ip(&k, 0, 0, htonl(0x0a000000), 0);
+    assert_int_equal(classifier_insert(&fx->cls, &k, &m8, mk_actions(1), &i10), 0);
+    key_ip(&k, 0, 0, 0, 80);
+    assert_int_equal(classifier_insert(&fx->cls, &k, &mport, mk_actions(2), &i80), 0);
+
+    /* 'a': 10/8 (a hit in the first subtable, whatever the rest);
+     * 'p': not 10/8, port 80 (a miss in the first, a hit in the second);
+     * 'x': neither. Sources and low address bits vary within a kind. */
+    static const char pattern[] = "aaaapaaxxxpppaaxapxxxaaaaaaapxaa";
+    _Static_assert(sizeof pattern - 1 == 32, "one batch");
+    struct flow_key keys[32];
+    for (unsigned i = 0; i < 32; i++) {
+        uint32_t dst = pattern[i] == 'a' ? 0x0a000000u + i : 0x0b000000u + i;
+        key_ip(&keys[i], 0, 1000 + i, htonl(dst), pattern[i] == 'p' ? 80 : (uint16_t)(100 + i));
+    }
+    for (unsigned first = 0; first < 32; first += 5) {
+        uint32_t map = ~0u << first, idx[32];
+        uint64_t ph = 0, pm = 0, ph1 = 0, pm1 = 0;
+        uint64_t hits0 = fx->cls.vec[0]->hits, hits1 = fx->cls.vec[1]->hits;
+        uint32_t hits = classifier_lookup_batch(&fx->cls, keys, map, idx, &ph, &pm);
+        unsigned want0 = 0, want1 = 0;
+        for (unsigned i = first; i < 32; i++) {
+            uint32_t one[32], h1 = 0;
+            uint64_t a = 0, b = 0;
+            h1 = classifier_lookup_batch(&fx->cls, &keys[i], 1, one, &a, &b);
+            ph1 += a;
+            pm1 += b;
+            want0 += pattern[i] == 'a';
+            want1 += pattern[i] == 'p';
+            if (pattern[i] == 'x') {
+                assert_int_equal(h1, 0);
+                assert_false(hits >> i & 1);
+            } else {
+                assert_int_equal(h1, 1);
+                assert_true(hits >> i & 1);
+                assert_int_equal(idx[i], one[0]);
+                assert_int_equal(idx[i], pattern[i] == 'a' ? i10 : i80);
+            }
+        }
+        assert_int_equal(hits & ~map, 0);
+        assert_int_equal(ph, ph1);
+        assert_int_equal(pm, pm1);
+        /* The batch and the one-key lookups each counted every hit. */
+        assert_int_equal(fx->cls.vec[0]->hits - hits0, 2 * want0);
+        assert_int_equal(fx->cls.vec[1]->hits - hits1, 2 * want1);
+    }
+}
+
 /* The bucket invariant: every entry's buckets from its home up to (not
  * including) its own are full. Returns how many entries are displaced. */
 static unsigned check_buckets(const struct cls_subtable *st)
@@ -414,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_init_bounds),
         cmocka_unit_test_setup_teardown(test_insert_lookup_two_masks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_map_and_probes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_subtable_churn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cls_hash_masked_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generation_and_reuse, setup, teardown),

@@ -90,16 +90,17 @@ static void test_key_len(void **state)
     struct flow_key k;
     memset(&k, 0, sizeof k);
     assert_int_equal(emc_key_len(&k), 0);
-    k.tun_src[0] = 1;
+    k.in_port = 1; /* offset 0: word 0 */
     assert_int_equal(emc_key_len(&k), 8);
-    memset(&k, 0, sizeof k);
-    k.in_port = 1; /* offset 40: word 5 */
+    k.nw_dst = 1; /* offset 28: word 3 */
+    assert_int_equal(emc_key_len(&k), 32);
+    k.vlan_tpid[1] = 0x8100; /* offset 46: word 5, the last hot word (IPv4 keys end here) */
     assert_int_equal(emc_key_len(&k), 48);
-    k.nw_dst = 1; /* offset 76: word 9 */
+    k.ipv6_dst[15] = 1; /* offset 79: word 9 (IPv6 keys end here) */
     assert_int_equal(emc_key_len(&k), 80);
-    k.nw_ttl = 64; /* offset 118: word 14 (IPv4 and IPv6 keys end here) */
-    assert_int_equal(emc_key_len(&k), 120);
-    k.arp_tha[5] = 1; /* offset 131: word 16 (ARP keys) */
+    k.arp_tha[5] = 1; /* offset 91: word 11 (ARP keys end here) */
+    assert_int_equal(emc_key_len(&k), 96);
+    k.tun_id = 1; /* offset 128: word 16 (decapsulated keys) */
     assert_int_equal(emc_key_len(&k), 136);
 }
 
@@ -125,13 +126,46 @@ static void test_hit_then_alive_then_key(void **state)
     uint32_t p = emc_pos(e, h1, 0);
     uint32_t q = emc_pos(e, h1, 1);
     assert_true(e->meta[p].used || e->meta[q].used);
-    assert_int_equal(e->meta[e->meta[p].used && e->meta[p].hash == h1 ? p : q].key_len, 120);
+    /* (key_n()'s last field is nw_proto, in word 4.) */
+    assert_int_equal(e->meta[e->meta[p].used && e->meta[p].hash == h1 ? p : q].key_len, 40);
     /* Re-inserting the same key updates the entry in place. */
     uint32_t i9 = add_flow(fx, 9);
     assert_true(emc_insert(e, &fx->flows, &k1, h1, i9, gen_of(fx, i9)));
     assert_true(emc_lookup(e, &fx->flows, &k1, h1, &got));
     assert_int_equal(got, i9);
     assert_int_equal(emc_count(e, &fx->flows), 1);
+    emc_destroy(e);
+}
+
+/* emc_lookup_hot() of a key without cold words: an entry with the same
+ * hot words and a cold word is another key (a miss); the key itself hits;
+ * emc_lookup() agrees. */
+static void test_lookup_hot(void **state)
+{
+    struct fixture *fx = *state;
+    struct emc *e = emc_create(64, 2, 136);
+    assert_non_null(e);
+    uint32_t i1 = add_flow(fx, 1), i2 = add_flow(fx, 2), got = 99;
+    struct flow_key k, cold;
+    key_n(&k, 1);
+    cold = k;
+    cold.ipv6_dst[0] = 0xfe;
+    assert_false(flow_key_cold(&k));
+    assert_true(flow_key_cold(&cold));
+    const uint32_t h = 0x12345678u; /* one hash for both: the key compare decides */
+    assert_true(emc_insert(e, &fx->flows, &cold, h, i2, gen_of(fx, i2)));
+    assert_false(emc_lookup_hot(e, &fx->flows, &k, h, &got));
+    assert_false(emc_lookup(e, &fx->flows, &k, h, &got));
+    assert_true(emc_lookup(e, &fx->flows, &cold, h, &got));
+    assert_int_equal(got, i2);
+    assert_true(emc_insert(e, &fx->flows, &k, h, i1, gen_of(fx, i1)));
+    assert_true(emc_lookup_hot(e, &fx->flows, &k, h, &got));
+    assert_int_equal(got, i1);
+    assert_true(emc_lookup(e, &fx->flows, &cold, h, &got));
+    assert_int_equal(got, i2);
+    /* Another hot word: a miss. */
+    k.tp_src ^= 1;
+    assert_false(emc_lookup_hot(e, &fx->flows, &k, h, &got));
     emc_destroy(e);
 }
 
@@ -217,16 +251,16 @@ static void test_collisions_1way(void **state)
 static void test_key_length_limit(void **state)
 {
     struct fixture *fx = *state;
-    struct emc *e = emc_create(64, 2, 120);
+    struct emc *e = emc_create(64, 2, 48);
     assert_non_null(e);
     struct flow_key k;
     key_n(&k, 7);
     uint32_t i = add_flow(fx, 7), got;
     uint32_t h = flow_hash(&k, 0);
-    assert_int_equal(emc_key_len(&k), 120);
+    assert_int_equal(emc_key_len(&k), 40);
     assert_true(emc_insert(e, &fx->flows, &k, h, i, gen_of(fx, i)));
     assert_true(emc_lookup(e, &fx->flows, &k, h, &got));
-    /* An ARP-like key reaches the last word: 136 > 120, never cached. */
+    /* An ARP-like key reaches a cold word: 96 > 48, never cached. */
     k.arp_tha[0] = 1;
     h = flow_hash(&k, 0);
     assert_false(emc_insert(e, &fx->flows, &k, h, i, gen_of(fx, i)));
@@ -348,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_create_args),
         cmocka_unit_test(test_key_len),
         cmocka_unit_test_setup_teardown(test_hit_then_alive_then_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_hot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collisions_full_bucket_2way, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collisions_1way, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_length_limit, setup, teardown),

@@ -89,7 +89,7 @@ static void check_identity(const struct fcache *fc)
 {
     struct fcache_stats s;
     fcache_get_stats(fc, &s);
-    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], s.n[FCACHE_STAT_EMC_HITS] + s.n[FCACHE_STAT_SMC_HITS] + s.n[FCACHE_STAT_MEGAFLOW_HITS] + s.n[FCACHE_STAT_UPCALLS]);
+    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], s.n[FCACHE_STAT_EMC_HITS] + s.n[FCACHE_STAT_SMC_HITS] + s.n[FCACHE_STAT_MEGAFLOW_HITS] + s.n[FCACHE_STAT_SIMPLE_HITS] + s.n[FCACHE_STAT_UPCALLS]);
     assert_true(s.n[FCACHE_STAT_UPCALL_MISSES] <= s.n[FCACHE_STAT_UPCALLS]);
 }
 
@@ -116,7 +116,7 @@ static void test_cfg_default_and_validate(void **state)
     assert_int_equal(c.emc_port_inv_prob[FCACHE_MAX_PORTS - 1], -1);
     assert_int_equal(c.emc_max_key_len, 136);
     assert_true(c.smc_enabled);
-    assert_int_equal(c.smc_entries, 1u << 20);
+    assert_int_equal(c.smc_entries, 1u << 21);
     assert_int_equal(c.megaflow_max, 65535);
     assert_int_equal(c.resort_interval_ns, 1000000000ull);
     assert_true(c.revalidate);
@@ -170,7 +170,7 @@ static void test_memory_defaults(void **state)
     struct fcache_memory m;
     fcache_get_memory(fc, &m);
     assert_int_equal(m.emc, 8192 * 152);     /* 1.19 MiB */
-    assert_int_equal(m.smc, 4u << 20);       /* 4 MiB */
+    assert_int_equal(m.smc, 8u << 20);       /* 8 MiB */
     assert_int_equal(m.megaflows, 65535 * sizeof(struct cls_megaflow));
     assert_int_equal(m.megaflows_touched, 0);
     assert_true(m.total >= m.emc + m.smc);
@@ -547,9 +547,10 @@ static void test_revalidate_budget(void **state)
     (void)state;
     struct rule_table *t = rule_table_create();
     char buf[128];
-    /* 1100 rules that never match the packets below, then one that does. */
+    /* 1100 rules that never match the packets below (odd ports), then one
+     * that does. */
     for (unsigned i = 0; i < 1100; i++) {
-        snprintf(buf, sizeof buf, "priority=9,udp,tp_dst=%u actions=output:1", i + 1);
+        snprintf(buf, sizeof buf, "priority=9,udp,tp_dst=%u actions=output:1", 2 * i + 1);
         rule_table_add(t, parse_rule(buf));
     }
     rule_table_add(t, parse_rule("priority=1,ip actions=output:2"));
@@ -560,9 +561,10 @@ static void test_revalidate_budget(void **state)
     struct fcache *fc = fcache_create(&c, t);
     assert_non_null(fc);
     struct flow_key k;
-    /* 1000 megaflows: tp_dst is examined, so each tp_dst is its own. */
+    /* 1000 megaflows: an even port differs from the odd rule above it in
+     * the last bit only, so the whole tp_dst decides: each is its own. */
     for (unsigned i = 0; i < 1000; i++) {
-        key_ip(&k, 0, 1, 1, 1, (uint16_t)(5000 + i));
+        key_ip(&k, 0, 1, 1, 1, (uint16_t)(2 + 2 * i));
         k.nw_proto = 17;
         assert_int_equal(lookup1(fc, t, &k)->a[0].u.port, 2);
     }
@@ -755,7 +757,7 @@ static void test_key_len_limit_paths(void **state)
         fcache_cfg_default(&c);
         c.direct_subtables = 0; /* these tests exercise the EMC/SMC */
         c.emc_insert_inv_prob = 1;
-        c.emc_max_key_len = 120;
+        c.emc_max_key_len = 64; /* IPv4 keys (48 bytes) fit, ARP keys (96) do not */
         c.smc_enabled = smc;
         struct fcache *fc = fcache_create(&c, t);
         assert_non_null(fc);
@@ -779,7 +781,7 @@ static void test_key_len_limit_paths(void **state)
         else
             assert_int_equal(s.n[FCACHE_STAT_MEGAFLOW_HITS], 3);
         struct flow_key ip;
-        key_ip(&ip, 0, 1, 1, 1, 1); /* 120 bytes: cached */
+        key_ip(&ip, 0, 1, 1, 1, 1); /* 40 bytes: cached */
         lookup1(fc, t, &ip);
         lookup1(fc, t, &ip);
         assert_int_equal(stats(fc).n[FCACHE_STAT_EMC_HITS], 1);
@@ -945,6 +947,8 @@ static void test_direct_stage(void **state)
         h[i] = 0xdeadbeef;
     }
     keys[5].dl_type = 0x0806; /* not IP: a prerequisite fails below */
+    keys[1].nw_tos = 16;      /* for the priority-9 rule below */
+    keys[3].nw_ttl = 63;      /* for the priority-7 rule below */
     for (unsigned round = 0; round < 2; round++) {
         fcache_lookup_batch(fc, keys, h, 8, out, 0);
         for (unsigned i = 0; i < 8; i++)
@@ -969,30 +973,38 @@ static void test_direct_stage(void **state)
     assert_false(fcache_port_simple(fc, 2, &simple)); /* no classifier */
     assert_ptr_equal(fcache_lookup_port(fc, 1, 5), expect(t, &keys[0]));
     s2 = stats(fc);
+    /* Counted as what happened: 5 simple hits, no classifier probe. */
     assert_int_equal(s2.n[FCACHE_STAT_LOOKUPS], s.n[FCACHE_STAT_LOOKUPS] + 5);
-    assert_int_equal(s2.n[FCACHE_STAT_DIRECT], s.n[FCACHE_STAT_DIRECT] + 5);
-    assert_int_equal(s2.n[FCACHE_STAT_MEGAFLOW_HITS], s.n[FCACHE_STAT_MEGAFLOW_HITS] + 5);
-    assert_int_equal(s2.n[FCACHE_STAT_SUBTABLE_LOOKUPS], s.n[FCACHE_STAT_SUBTABLE_LOOKUPS] + 5);
+    assert_int_equal(s2.n[FCACHE_STAT_SIMPLE_HITS], s.n[FCACHE_STAT_SIMPLE_HITS] + 5);
+    assert_int_equal(s2.n[FCACHE_STAT_DIRECT], s.n[FCACHE_STAT_DIRECT]);
+    assert_int_equal(s2.n[FCACHE_STAT_MEGAFLOW_HITS], s.n[FCACHE_STAT_MEGAFLOW_HITS]);
+    assert_int_equal(s2.n[FCACHE_STAT_SUBTABLE_LOOKUPS], s.n[FCACHE_STAT_SUBTABLE_LOOKUPS]);
+    assert_int_equal(s2.n[FCACHE_STAT_UPCALLS], s.n[FCACHE_STAT_UPCALLS]);
     check_identity(fc);
     /* Asked for a port without a simple answer, it answers "no rule" and
      * counts so (the datapath never does: it asks first). */
     assert_null(fcache_lookup_port(fc, 2, 2));
     assert_int_equal(stats(fc).n[FCACHE_STAT_NO_RULE], s2.n[FCACHE_STAT_NO_RULE] + 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_UPCALLS], s2.n[FCACHE_STAT_UPCALLS] + 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_SIMPLE_HITS], s2.n[FCACHE_STAT_SIMPLE_HITS]);
     /* A lookup batch ends fcache_port_simple()'s answer: asked again. */
     lookup_check(fc, t, keys, 8, 0, out);
     assert_ptr_equal(fcache_lookup_port(fc, 1, 1), expect(t, &keys[0]));
     check_identity(fc);
 
-    /* Two more rules: a key that matches the first stops there (its mask),
-     * the others examine the second too (a wider mask). Port 1 gets two
-     * subtables and leaves the direct stage; its packets then fill the
-     * EMC. */
-    rule_table_add(t, parse_rule("priority=9,in_port=1,ip,nw_dst=11.0.0.7 actions=output:3"));
-    rule_table_add(t, parse_rule("priority=7,in_port=1,tcp,tp_src=1003 actions=output:4"));
+    /* Two more rules. Port 1 gets three subtables: key 1 matches the first
+     * (in_port, dl_type, nw_tos), key 3 the second (in_port, dl_type,
+     * nw_proto, nw_ttl) and differs from the first on nw_tos; the other
+     * keys differ from the first on nw_tos and from the second on nw_ttl
+     * (in_port, nw_tos, nw_ttl), the ARP key too: it shares their
+     * megaflow. The port leaves the direct stage; its packets then fill
+     * the EMC. */
+    rule_table_add(t, parse_rule("priority=9,in_port=1,ip,nw_tos=16 actions=output:3"));
+    rule_table_add(t, parse_rule("priority=7,in_port=1,tcp,nw_ttl=63 actions=output:4"));
     fcache_sync(fc, 0); /* revalidation deletes the in_port-only megaflow */
     assert_false(fcache_port_simple(fc, 1, &simple));
     lookup_check(fc, t, keys, 8, 0, out);
-    assert_int_equal(stats(fc).n[FCACHE_STAT_SUBTABLES], 2);
+    assert_int_equal(stats(fc).n[FCACHE_STAT_SUBTABLES], 3);
     assert_false(fcache_port_direct(fc, 1));
     assert_false(fcache_port_simple(fc, 1, &simple));
     assert_int_equal(out[1]->a[0].u.port, 3);
@@ -1007,9 +1019,9 @@ static void test_direct_stage(void **state)
     assert_true(stats(fc).n[FCACHE_STAT_EMC_HITS] > 0);
     check_identity(fc);
 
-    /* direct_subtables = 2 keeps the two-mask port direct. */
+    /* direct_subtables = 3 keeps the three-mask port direct. */
     fcache_destroy(fc);
-    fc = mk_fc_direct(t, 2);
+    fc = mk_fc_direct(t, 3);
     for (unsigned round = 0; round < 3; round++)
         lookup_check(fc, t, keys, 8, 0, out);
     s = stats(fc);
@@ -1065,6 +1077,65 @@ static void test_direct_shared_ports(void **state)
     assert_false(fcache_port_simple(fc, 100, &simple)); /* the shared classifier */
     check_identity(fc);
     fcache_destroy(fc);
+    rule_table_destroy(t);
+}
+
+/* fcache_lookup_batch_port() answers and counts exactly as
+ * fcache_lookup_batch(): two caches of one configuration (EMC insertion 1
+ * in 3, so the PRNG draws too), the same one-port batches, one taken with
+ * the port and the keys without cold words known; port 2's EMC is off (its
+ * override 0); some keys have a cold word and share their hot words with
+ * others. */
+static void test_batch_port_same(void **state)
+{
+    (void)state;
+    struct rule_table *t = rule_table_create();
+    rule_table_add(t, parse_rule("priority=10,ip,nw_dst=10.0.0.0/8 actions=output:1"));
+    rule_table_add(t, parse_rule("priority=9,tcp,tp_dst=80 actions=output:2"));
+    rule_table_add(t, parse_rule("priority=1,in_port=3 actions=output:3"));
+    for (uint32_t direct = 0; direct <= 1; direct++) {
+        struct fcache_cfg c;
+        fcache_cfg_default(&c);
+        c.direct_subtables = direct;
+        c.emc_entries = 64;
+        c.smc_entries = 256;
+        c.emc_insert_inv_prob = 3;
+        c.emc_port_inv_prob[2] = 0;
+        struct fcache *a = fcache_create(&c, t), *b = fcache_create(&c, t);
+        assert_non_null(a);
+        assert_non_null(b);
+        for (unsigned round = 0; round < 200; round++) {
+            uint32_t port = round % 4, n = 1 + round % PKT_BATCH_MAX;
+            struct flow_key keys[PKT_BATCH_MAX];
+            uint32_t h[PKT_BATCH_MAX];
+            const struct action_list *oa[PKT_BATCH_MAX], *ob[PKT_BATCH_MAX];
+            uint32_t hot = 0;
+            for (unsigned i = 0; i < n; i++) {
+                unsigned f = (round * 7 + i * 13) % 40;
+                key_ip(&keys[i], port, 0x01000000 + f, (f % 3 ? 0x0a000000 : 0x0b000000) + f,
+                       (uint16_t)(1000 + f), f % 2 ? 80 : 53);
+                if (f % 5 == 0)
+                    keys[i].arp_sha[5] = (uint8_t)(1 + f % 2); /* a cold word */
+                h[i] = flow_hash(&keys[i], 0);
+                hot |= (uint32_t)!flow_key_cold(&keys[i]) << i;
+            }
+            /* The hot keys told, all of them or some, or none. */
+            hot &= round % 3 == 0 ? ~0u : round % 3 == 1 ? 0x55555555u : 0;
+            fcache_lookup_batch(a, keys, h, n, oa, round * 1000000ull);
+            fcache_lookup_batch_port(b, keys, h, hot, n, ob, round * 1000000ull);
+            for (unsigned i = 0; i < n; i++) {
+                assert_ptr_equal(oa[i], expect(t, &keys[i]));
+                assert_ptr_equal(ob[i], oa[i]);
+            }
+        }
+        struct fcache_stats sa = stats(a), sb = stats(b);
+        for (int k = 0; k < FCACHE_N_STATS; k++)
+            assert_int_equal(sa.n[k], sb.n[k]);
+        assert_true(sa.n[FCACHE_STAT_EMC_HITS] > 0);
+        check_identity(b);
+        fcache_destroy(a);
+        fcache_destroy(b);
+    }
     rule_table_destroy(t);
 }
 
@@ -1192,7 +1263,7 @@ static const struct diff_cfg diff_cfgs[] = {
     {"1way-inv3-nosmc-evict", 64, 1, 3, -1, 136, false, 0, 32, 50000, true, 300, 0},
     {"noemc-tinysmc-flush", 8192, 2, 0, -1, 136, true, 16, 16, 1000000000, false, 100, 0},
     {"classifier-only-resort", 8192, 2, 0, -1, 136, false, 0, 65535, 0, true, 500, 0},
-    {"port-override-keylen", 256, 2, 1, 0, 120, true, 1024, 100, 10000, true, 300, 0},
+    {"port-override-keylen", 256, 2, 1, 0, 64, true, 1024, 100, 10000, true, 300, 0},
     {"defaults", 8192, 2, 100, -1, 136, true, 1u << 20, 65535, 1000000000, true, 2000, 0},
     {"megaflow-max-1", 16, 2, 1, -1, 136, true, 8, 1, 1000, true, 50, 0},
     {"1way-flush", 128, 1, 1, 2, 136, true, 256, 65535, 100000, false, 1000, 0},
@@ -1206,6 +1277,9 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
                      struct fcache_stats *sum)
 {
     struct rng r = {seed};
+    /* The way batches are taken draws from its own generator: the rule
+     * changes and the keys stay those of the seed. */
+    struct rng rt = {seed ^ 0x9e3779b97f4a7c15ull};
     struct rule_table *t = rule_table_create();
     uint16_t next_id = 1;
     unsigned n0 = 5 + rnd(&r, 30);
@@ -1275,7 +1349,29 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
             keys[i] = ws[w];
             h[i] = flow_hash(&keys[i], 0);
         }
-        fcache_lookup_batch(fc, keys, h, n, out, now);
+        /* Now and then a batch from one port, taken as the datapath takes
+         * it: keyless when the port is simple, else with the port known. */
+        bool one_port = rnd(&rt, 2) == 0;
+        for (unsigned i = 1; one_port && i < n; i++) {
+            keys[i].in_port = keys[0].in_port;
+            h[i] = flow_hash(&keys[i], 0);
+        }
+        const struct action_list *simple;
+        fcache_sync(fc, now);
+        if (one_port && fcache_port_simple(fc, keys[0].in_port, &simple)) {
+            const struct action_list *a = fcache_lookup_port(fc, keys[0].in_port, n);
+            assert_ptr_equal(a, simple);
+            for (unsigned i = 0; i < n; i++)
+                out[i] = a;
+        } else if (one_port) {
+            /* The keys without cold words told, now and then. */
+            uint32_t hot = 0;
+            for (unsigned i = 0; i < n && rnd(&rt, 4); i++)
+                hot |= (uint32_t)!flow_key_cold(&keys[i]) << i;
+            fcache_lookup_batch_port(fc, keys, h, hot, n, out, now);
+        } else {
+            fcache_lookup_batch(fc, keys, h, n, out, now);
+        }
         for (unsigned i = 0; i < n; i++) {
             const struct action_list *e = expect(t, &keys[i]);
             if (out[i] != e) {
@@ -1295,7 +1391,7 @@ static void run_diff(const struct diff_cfg *dc, uint64_t seed, unsigned packets,
 
     struct fcache_stats s = stats(fc);
     assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], packets);
-    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], s.n[FCACHE_STAT_EMC_HITS] + s.n[FCACHE_STAT_SMC_HITS] + s.n[FCACHE_STAT_MEGAFLOW_HITS] + s.n[FCACHE_STAT_UPCALLS]);
+    assert_int_equal(s.n[FCACHE_STAT_LOOKUPS], s.n[FCACHE_STAT_EMC_HITS] + s.n[FCACHE_STAT_SMC_HITS] + s.n[FCACHE_STAT_MEGAFLOW_HITS] + s.n[FCACHE_STAT_SIMPLE_HITS] + s.n[FCACHE_STAT_UPCALLS]);
     assert_int_equal(s.n[FCACHE_STAT_NO_RULE], expect_null);
     assert_int_equal(s.n[FCACHE_STAT_RULE_CHANGES], changes);
     assert_true(s.n[FCACHE_STAT_MEGAFLOWS] <= dc->mf_max);
@@ -1332,12 +1428,14 @@ static void check_coverage(const struct diff_cfg *dc, const struct fcache_stats 
     assert_true(s->n[FCACHE_STAT_UPCALL_MISSES] > 0);
     assert_true(s->n[FCACHE_STAT_MEGAFLOWS_FLUSHED] > 0);
     assert_true(s->n[FCACHE_STAT_DIRECT] <= s->n[FCACHE_STAT_MEGAFLOW_HITS] + s->n[FCACHE_STAT_UPCALLS]);
-    if (dc->direct == 0)
+    if (dc->direct == 0) {
         assert_int_equal(s->n[FCACHE_STAT_DIRECT], 0);
-    else
-        assert_true(s->n[FCACHE_STAT_DIRECT] > 0);
+        assert_int_equal(s->n[FCACHE_STAT_SIMPLE_HITS], 0);
+    } else {
+        assert_true(s->n[FCACHE_STAT_DIRECT] > 0); /* simple hits: over all configs */
+    }
     if (dc->direct >= FCACHE_DIRECT_MAX) { /* the rule sets never reach 64 masks */
-        assert_int_equal(s->n[FCACHE_STAT_DIRECT], s->n[FCACHE_STAT_LOOKUPS]);
+        assert_int_equal(s->n[FCACHE_STAT_DIRECT] + s->n[FCACHE_STAT_SIMPLE_HITS], s->n[FCACHE_STAT_LOOKUPS]);
         assert_int_equal(s->n[FCACHE_STAT_EMC_HITS] + s->n[FCACHE_STAT_SMC_HITS] + s->n[FCACHE_STAT_EMC_INSERTS] + s->n[FCACHE_STAT_SMC_INSERTS], 0);
     } else {
         if (dc->inv)
@@ -1365,7 +1463,7 @@ static void test_differential(void **state)
 {
     (void)state;
     unsigned per = diff_packets_per_cfg();
-    uint64_t total = 0;
+    uint64_t total = 0, simple = 0;
     for (unsigned i = 0; i < sizeof diff_cfgs / sizeof diff_cfgs[0]; i++) {
         struct fcache_stats sum;
         memset(&sum, 0, sizeof sum);
@@ -1373,11 +1471,13 @@ static void test_differential(void **state)
         for (unsigned j = 0; j < 4; j++)
             run_diff(&diff_cfgs[i], 1000 * (j + 1) + i, per / 4, &sum);
         total += sum.n[FCACHE_STAT_LOOKUPS];
-        print_message("  %-24s %8llu pkts: emc %llu smc %llu megaflow %llu upcall %llu "
+        simple += sum.n[FCACHE_STAT_SIMPLE_HITS];
+        print_message("  %-24s %8llu pkts: emc %llu smc %llu megaflow %llu simple %llu upcall %llu "
                       "(no rule %llu) evicted %llu flushed %llu kept %llu\n",
                       diff_cfgs[i].name, (unsigned long long)sum.n[FCACHE_STAT_LOOKUPS],
                       (unsigned long long)sum.n[FCACHE_STAT_EMC_HITS], (unsigned long long)sum.n[FCACHE_STAT_SMC_HITS],
-                      (unsigned long long)sum.n[FCACHE_STAT_MEGAFLOW_HITS], (unsigned long long)sum.n[FCACHE_STAT_UPCALLS],
+                      (unsigned long long)sum.n[FCACHE_STAT_MEGAFLOW_HITS], (unsigned long long)sum.n[FCACHE_STAT_SIMPLE_HITS],
+                      (unsigned long long)sum.n[FCACHE_STAT_UPCALLS],
                       (unsigned long long)sum.n[FCACHE_STAT_UPCALL_MISSES],
                       (unsigned long long)sum.n[FCACHE_STAT_MEGAFLOWS_EVICTED],
                       (unsigned long long)sum.n[FCACHE_STAT_MEGAFLOWS_FLUSHED],
@@ -1387,6 +1487,7 @@ static void test_differential(void **state)
     print_message("differential: %llu packets checked against the rule table\n",
                   (unsigned long long)total);
     assert_true(total >= diff_packets_total());
+    assert_true(simple > 0); /* the keyless path ran (direct configs) */
 }
 
 int main(void)
@@ -1414,6 +1515,7 @@ int main(void)
         cmocka_unit_test(test_simple_answer_cache),
         cmocka_unit_test(test_direct_stage),
         cmocka_unit_test(test_direct_shared_ports),
+        cmocka_unit_test(test_batch_port_same),
         cmocka_unit_test(test_differential),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -243,6 +243,8 @@ static void check_invariants(const struct pkt *p, const struct flow_key *k,
     assert_true(all_zero(k->tun_src, sizeof k->tun_src));
     assert_true(all_zero(k->tun_dst, sizeof k->tun_dst));
     assert_int_equal(k->tun_id, 0);
+    if (parse_key_hot(p))
+        assert_false(flow_key_cold(k));
     if (p->l3_ofs != PKT_OFS_NONE) {
         assert_int_not_equal(p->l3, PKT_L3_NONE);
         assert_int_equal(p->l3_ofs, 14 + 4 * p->n_vlan);
@@ -353,7 +355,33 @@ static struct res parse_n(const uint8_t *b, size_t n)
         assert_same_layout(q, &out.m);
         pkt_free(q);
     }
+
+    /* The full parse without parse_ipv4_fast(): the same result, key and
+     * layout (the fast path only shortens the common frame's). */
+    struct pkt *q = pkt_from_data(b, (uint32_t)n);
+    assert_non_null(q);
+    q->in_port = 3;
+    struct flow_key kf;
+    memset(&kf, 0x5a, sizeof kf);
+    assert_int_equal(parse_pkt_into(q, &kf, true, false, false), out.r);
+    assert_memory_equal(&kf, &out.k, sizeof kf);
+    assert_same_layout(q, &out.m);
+    pkt_free(q);
     return out;
+}
+
+/* Whether parse_ipv4_fast() takes b[0..n) (the frame's key and layout are
+ * then checked by parse_n()). */
+static bool fast_takes(const uint8_t *b, size_t n)
+{
+    struct pkt *p = pkt_from_data(b, (uint32_t)n);
+    assert_non_null(p);
+    struct flow_key k;
+    flow_key_zero(&k);
+    p->flags |= PKT_F_PARSED;
+    bool took = parse_ipv4_fast(p, &k, p->data, p->len);
+    pkt_free(p);
+    return took;
 }
 
 static struct res parse_fb(const struct fb *f)
@@ -1958,6 +1986,72 @@ static void check_ref(const struct ref *rf)
     }
 }
 
+/* parse_ipv4_fast() takes the common frames (UDP, VXLAN, TCP with and
+ * without options) and leaves every other one to the full parse; on
+ * thousands of mutations of them (a byte or a length changed, the frame
+ * cut), the two give the same result, key and layout (parse_n()). */
+static void test_fast_path(void **state)
+{
+    (void)state;
+    struct fb f[4];
+    size_t at;
+    memset(f, 0, sizeof f);
+    fb_eth(&f[0], 0x0800); /* UDP */
+    at = fb_ipv4(&f[0], 17, 5, 0);
+    size_t u = fb_udp(&f[0], 1024, 53);
+    fb_payload(&f[0], 18);
+    fb_udp_done(&f[0], u);
+    fb_ipv4_done(&f[0], at);
+    fb_eth(&f[1], 0x0800); /* VXLAN */
+    at = fb_ipv4(&f[1], 17, 5, 0);
+    u = fb_udp(&f[1], 1024, 4789);
+    fb_payload(&f[1], 30);
+    fb_udp_done(&f[1], u);
+    fb_ipv4_done(&f[1], at);
+    fb_eth(&f[2], 0x0800); /* TCP */
+    at = fb_ipv4(&f[2], 6, 5, 0);
+    fb_tcp(&f[2], 40000, 80, 0x012, 5);
+    fb_ipv4_done(&f[2], at);
+    fb_eth(&f[3], 0x0800); /* TCP with options, and Ethernet padding */
+    at = fb_ipv4(&f[3], 6, 5, 0);
+    fb_tcp(&f[3], 40000, 80, 0x010, 8);
+    fb_ipv4_done(&f[3], at);
+    fb_fill(&f[3], 6, 0);
+    for (int i = 0; i < 4; i++) {
+        assert_true(fast_takes(f[i].b, f[i].n));
+        assert_int_equal(parse_fb(&f[i]).r, PARSE_OK);
+    }
+    assert_true(parse_fb(&f[1]).m.flags & PKT_F_VXLAN);
+
+    uint64_t rng = 7;
+    unsigned taken = 0, left = 0;
+    for (unsigned it = 0; it < 6000; it++) {
+        struct fb g = f[it % 4];
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned r = (unsigned)(rng >> 33);
+        switch (r % 4) {
+        case 0: /* a byte of the headers */
+            g.b[(r >> 2) % 60] ^= (uint8_t)(1u << (r >> 8) % 8);
+            break;
+        case 1: /* the IP total length */
+            fb_set16(&g, 16, (uint16_t)((r >> 2) % 80));
+            break;
+        case 2: /* the UDP length or TCP data offset */
+            g.b[it % 4 < 2 ? 39 : 46] = (uint8_t)(r >> 2);
+            break;
+        default: /* the frame cut */
+            g.n = (r >> 2) % (g.n + 1);
+            break;
+        }
+        if (fast_takes(g.b, g.n))
+            taken++;
+        else
+            left++;
+        parse_fb(&g);
+    }
+    assert_true(taken > 1000 && left > 1000);
+}
+
 static void test_trunc_eth_ipv4_tcp(void **state)
 {
     (void)state;
@@ -2059,6 +2153,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_result_names),
+        cmocka_unit_test(test_fast_path),
         cmocka_unit_test(test_eth_unknown_type),
         cmocka_unit_test(test_eth_length_field),
         cmocka_unit_test(test_eth_runt),

@@ -984,7 +984,9 @@ static void test_table_wildcards(void **state)
     rule_table_add(t, mk("priority=100,ip,nw_dst=10.0.0.0/8 actions=output:p2"));
     rule_table_add(t, mk("priority=50,in_port=p3 actions=output:p3"));
 
-    /* Matches the lower rule: wc holds both masks (and not the third). */
+    /* Matches the lower rule: wc holds its mask and, of the rule above,
+     * the prefix of tp_dst down to the first bit where 22 (0x0016) and 80
+     * (0x0050) differ (0x0040): 0xffc0. Nothing of the third. */
     struct flow_key k = tcp_key(0, "10.9.9.9", 22);
     struct flow_mask wc;
     memset(&wc, 0, sizeof wc);
@@ -993,8 +995,7 @@ static void test_table_wildcards(void **state)
     struct flow_mask want;
     memset(&want, 0, sizeof want);
     want.m.dl_type = 0xffff;
-    want.m.nw_proto = 0xff;
-    want.m.tp_dst = 0xffff;
+    want.m.tp_dst = 0xffc0;
     want.m.nw_dst = ip4("255.0.0.0");
     assert_memory_equal(&wc, &want, sizeof want);
 
@@ -1020,16 +1021,151 @@ static void test_table_wildcards(void **state)
     want.m.tp_dst = 0xffff;
     assert_memory_equal(&wc, &want, sizeof want);
 
-    /* A miss examined everything. wc is OR-ed into, not overwritten. */
+    /* A miss differs from every rule: on tp_dst (0xffc0 as above), on
+     * nw_dst (11 and 10 differ in the last bit of the first byte: /8), on
+     * in_port. wc is OR-ed into, not overwritten. */
     struct flow_key miss = tcp_key(1, "11.0.0.1", 22);
     memset(&wc, 0, sizeof wc);
     wc.m.nw_ttl = 0xff;
     assert_null(rule_table_lookup(t, &miss, &wc));
+    memset(&want, 0, sizeof want);
+    want.m.tp_dst = 0xffc0;
     want.m.nw_dst = ip4("255.0.0.0");
     want.m.in_port = UINT32_MAX;
     want.m.nw_ttl = 0xff;
     assert_memory_equal(&wc, &want, sizeof want);
     rule_table_destroy(t);
+}
+
+/* A TCP packet to dst looked up in t: the winner has priority prio and wc
+ * is dl_type, nw_proto if with_proto, and nw_dst/nw_dst_mask. */
+static void assert_route_wc(const struct rule_table *t, const char *dst, int prio,
+                            bool with_proto, const char *nw_dst_mask)
+{
+    struct flow_key k = tcp_key(0, dst, 80);
+    struct flow_mask wc, want;
+    memset(&wc, 0, sizeof wc);
+    assert_int_equal(rule_table_lookup(t, &k, &wc)->priority, prio);
+    memset(&want, 0, sizeof want);
+    want.m.dl_type = 0xffff;
+    want.m.nw_proto = with_proto ? 0xff : 0;
+    want.m.nw_dst = ip4(nw_dst_mask);
+    assert_memory_equal(&wc, &want, sizeof want);
+}
+
+/* The bits that tell a key apart from the rules above its winner, as a
+ * route table shows them: a field that tells kinds of packets apart
+ * (dl_type, nw_proto) is taken whole before an address; an address or port
+ * down to its first differing bit; nothing when wc already differs. */
+static void test_table_wildcards_prefix(void **state)
+{
+    (void)state;
+    struct rule_table *t = rule_table_create();
+    rule_table_add(t, mk("priority=500,ip,nw_dst=10.1.1.1 actions=output:p1"));
+    rule_table_add(t, mk("priority=450,ipv6,ipv6_dst=2001:db8::/32 actions=output:p1"));
+    rule_table_add(t, mk("priority=400,ip,nw_dst=10.2.3.0/24 actions=output:p1"));
+    rule_table_add(t, mk("priority=300,ip,nw_dst=10.64.0.0/16 actions=output:p1"));
+    rule_table_add(t, mk("priority=250,udp,nw_dst=10.200.0.0/16 actions=output:p1"));
+    rule_table_add(t, mk("priority=200,ip,nw_dst=10.0.0.0/8 actions=output:p2"));
+
+    /* 10.200.1.1 (TCP): second byte 200 = 11001000b against 1, 2 and 64
+     * (top bit clear): the first bit of the second byte decides, /9; the
+     * IPv6 rule by dl_type; the UDP rule by nw_proto (TCP), although its
+     * /16 matches; the winner adds /8. */
+    assert_route_wc(t, "10.200.1.1", 200, true, "255.128.0.0");
+    /* 10.2.3.9: /32 against 10.1.1.1 (second byte 2 vs 1: /15), then the
+     * /24 matches. */
+    assert_route_wc(t, "10.2.3.9", 400, false, "255.255.255.0");
+    /* 10.1.1.3 against 10.1.1.1: the second-lowest bit, /31; the IPv6 rule
+     * by dl_type; the /24, the /16 and the UDP rule differ from 10.1.1.3
+     * within the /31 already taken: nothing more. The winner adds /8. */
+    assert_route_wc(t, "10.1.1.3", 200, false, "255.255.255.254");
+    rule_table_destroy(t);
+}
+
+/* The wildcard contract, on random rules and keys: every key equal to k on
+ * the wc of k's lookup gets the same rule. The keys come from small
+ * domains (a few ports, addresses, protocols), so rules overlap and
+ * differ in few bits; each wc is tried with 20 keys that keep k's bits
+ * under it and take random ones elsewhere. */
+static uint32_t prop_rnd(uint64_t *s, uint32_t n)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((*s >> 33) % n);
+}
+
+static void test_table_wildcards_property(void **state)
+{
+    (void)state;
+    uint64_t rng = 18;
+    unsigned matched = 0, looked = 0;
+#define RND(n) prop_rnd(&rng, (n))
+    static const char *const fields[] = {
+        "in_port=%u", "nw_dst=10.%u.0.0/16", "nw_dst=10.0.%u.0/24", "nw_src=192.168.0.%u",
+        "tp_dst=%u", "tp_src=%u", "nw_tos=%u", "dl_src=02:00:00:00:00:0%u",
+        "dl_dst=01:00:00:00:00:00/01:00:00:00:00:00", "nw_dst=10.%u.0.0/12",
+    };
+    for (unsigned set = 0; set < 40; set++) {
+        struct rule_table *t = rule_table_create();
+        unsigned nr = 1 + RND(30);
+        for (unsigned i = 0; i < nr; i++) {
+            char text[256];
+            int n = snprintf(text, sizeof text, "priority=%u,%s", RND(5),
+                             RND(3) == 0 ? "ip" : RND(2) ? "tcp" : "udp");
+            unsigned nf = 1 + RND(3);
+            for (unsigned f = 0; f < nf; f++) {
+                unsigned which = RND(sizeof fields / sizeof fields[0]);
+                unsigned v = which == 6 ? 4 * RND(3) : which == 4 || which == 5 ? 80 + RND(4)
+                                                                                 : RND(4);
+                if (which == 0)
+                    v = 1 + RND(3);
+                n += snprintf(text + n, sizeof text - (size_t)n, ",");
+                n += snprintf(text + n, sizeof text - (size_t)n, fields[which], v);
+            }
+            snprintf(text + n, sizeof text - (size_t)n, " actions=output:%u", 1 + RND(3));
+            char err[256];
+            struct rule *r;
+            /* A field given twice, or tp_* without tcp or udp, is refused. */
+            if (rule_parse(text, NULL, NULL, &r, err, sizeof err) == 0)
+                rule_table_add(t, r);
+        }
+        assert_true(rule_table_count(t) > 0 || nr < 3);
+        for (unsigned q = 0; q < 200; q++) {
+            struct flow_key k;
+            memset(&k, 0, sizeof k);
+            k.in_port = 1 + RND(3);
+            k.dl_type = RND(8) ? 0x0800 : 0x86dd;
+            k.nw_proto = RND(2) ? 6 : 17;
+            k.nw_dst = htonl(0x0a000000u | RND(4) << 16 | RND(4) << 8 | RND(4));
+            k.nw_src = htonl(0xc0a80000u | RND(4));
+            k.tp_dst = (uint16_t)(80 + RND(4));
+            k.tp_src = (uint16_t)(80 + RND(4));
+            k.nw_tos = (uint8_t)(4 * RND(3));
+            k.dl_src[5] = (uint8_t)RND(4);
+            k.dl_dst[0] = (uint8_t)RND(2);
+            struct flow_mask wc;
+            memset(&wc, 0, sizeof wc);
+            const struct rule *r = rule_table_lookup(t, &k, &wc);
+            assert_ptr_equal(r, rule_table_lookup(t, &k, NULL));
+            matched += r != NULL;
+            looked++;
+            for (unsigned v = 0; v < 20; v++) {
+                struct flow_key k2;
+                uint8_t *b2 = (uint8_t *)&k2;
+                const uint8_t *b = (const uint8_t *)&k, *m = (const uint8_t *)&wc.m;
+                for (size_t i = 0; i < sizeof k2; i++) {
+                    /* Random bits outside wc, mostly from k's own domain. */
+                    uint8_t other = RND(2) ? b[i] ^ (uint8_t)(1u << RND(8)) : (uint8_t)RND(256);
+                    b2[i] = (uint8_t)((b[i] & m[i]) | (other & ~m[i]));
+                }
+                assert_ptr_equal(rule_table_lookup(t, &k2, NULL), r);
+            }
+        }
+        rule_table_destroy(t);
+    }
+    /* Both outcomes occurred, often. */
+    assert_true(matched > looked / 10 && matched < looked * 9 / 10);
+#undef RND
 }
 
 static void test_table_many(void **state)
@@ -1187,6 +1323,8 @@ int main(void)
         cmocka_unit_test(test_table_replace_and_delete),
         cmocka_unit_test(test_table_action_list_outlives_rule),
         cmocka_unit_test(test_table_wildcards),
+        cmocka_unit_test(test_table_wildcards_prefix),
+        cmocka_unit_test(test_table_wildcards_property),
         cmocka_unit_test(test_table_many),
         cmocka_unit_test(test_table_model),
         cmocka_unit_test(test_format_masked),

@@ -380,8 +380,8 @@ static void test_src_port_stable(void **state)
     (void)state;
     struct flow_key k;
     memset(&k, 0, sizeof k);
-    assert_int_equal(flow_hash(&k, 0), 0xa7443f5eu);
-    assert_int_equal(tnl_src_port(flow_hash(&k, 0)), 65374);
+    assert_int_equal(flow_hash(&k, 0), 0x0fd23cfau);
+    assert_int_equal(tnl_src_port(flow_hash(&k, 0)), 64762);
     k.in_port = 3;
     k.dl_type = 0x0800;
     k.nw_proto = 6;
@@ -389,13 +389,13 @@ static void test_src_port_stable(void **state)
     memcpy(&k.nw_dst, "\x0a\x00\x00\x02", 4);
     k.tp_src = 40000;
     k.tp_dst = 80;
-    assert_int_equal(flow_hash(&k, 0), 0x28766f83u);
+    assert_int_equal(flow_hash(&k, 0), 0x516b97cfu);
     uint16_t sp = tnl_src_port(flow_hash(&k, 0));
-    assert_int_equal(sp, 61315);
+    assert_int_equal(sp, 55247);
     for (int i = 0; i < 3; i++)
         assert_int_equal(tnl_src_port(flow_hash(&k, 0)), sp);
     k.tp_src = 40001; /* another flow: (almost surely) another port */
-    assert_int_equal(tnl_src_port(flow_hash(&k, 0)), 55593);
+    assert_int_equal(tnl_src_port(flow_hash(&k, 0)), 51956);
 }
 
 /* ---- push ---------------------------------------------------------------- */
