@@ -1296,10 +1296,13 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         const struct action_list *a = acts[i];
         if (dp_output_only(a)) {
             /* The common case: a run of packets that only go out of one
-             * port, whichever rules sent them there (OVS batches per flow). */
+             * port, whichever rules sent them there (OVS batches per flow).
+             * Without tx-batching a run is one action list's packets, as
+             * OVS sent them before output batching. */
             const uint16_t out_port = a->a[0].u.port;
+            const bool merge = pmd->knobs->tx_batching;
             unsigned j = i + 1;
-            while (j < n && (acts[j] == a || (dp_output_only(acts[j]) &&
+            while (j < n && (acts[j] == a || (merge && dp_output_only(acts[j]) &&
                                               acts[j]->a[0].u.port == out_port)))
                 j++;
             dp_output_run(pmd, &pkts[i], j - i, out_port, i == 0 && j == n, kept_bytes);
