@@ -75,27 +75,6 @@ static void ctx_fail(struct config_ctx *c, int line, const char *fmt, ...)
     va_end(ap);
 }
 
-/* A non-negative decimal integer (no sign, no blanks) in [min, max]. */
-static bool config_parse_uint(const char *s, unsigned long min, unsigned long max,
-                              unsigned long *out)
-{
-    if (*s < '0' || *s > '9')
-        return false;
-    unsigned long v = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (max - d) / 10 || d > max)
-            return false;
-        v = v * 10 + d;
-    }
-    if (v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
 /* ------------------------------------------------------------------------ */
 /* [datapath]                                                               */
 
@@ -152,7 +131,7 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
     int ok = 1;
     if (app == CK_REPLAY_ITERATION) {
         unsigned long v;
-        if (!config_parse_uint(value, 0, 1000000000, &v)) {
+        if (!fs_parse_uint(value, 0, 1000000000, &v)) {
             ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected 0..1000000000)", value,
                      name);
             return 0;
@@ -167,7 +146,7 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
     } else if (app == CK_PMD_PRIORITY) {
         unsigned long v;
         bool neg = value[0] == '-';
-        if (!config_parse_uint(value + neg, 0, neg ? 20 : 19, &v)) {
+        if (!fs_parse_uint(value + neg, 0, neg ? 20 : 19, &v)) {
             ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected a nice value, -20..19)",
                      value, name);
             return 0;
@@ -183,7 +162,7 @@ static int config_knob(struct config_ctx *c, const char *name, const char *value
         cfg->keepalive = !strcmp(value, "on");
     } else if (app == CK_KEEPALIVE_INTERVAL) {
         unsigned long v;
-        if (!config_parse_uint(value, KA_INTERVAL_MIN_MS, KA_INTERVAL_MAX_MS, &v)) {
+        if (!fs_parse_uint(value, KA_INTERVAL_MIN_MS, KA_INTERVAL_MAX_MS, &v)) {
             ctx_fail(c, c->lineno, "bad value '%s' for '%s' (expected ms, %d..%d)", value, name,
                      KA_INTERVAL_MIN_MS, KA_INTERVAL_MAX_MS);
             return 0;
@@ -308,7 +287,7 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
             ctx_fail(c, c->lineno, "duplicate key 'emc-insert-inv-prob'");
             return 0;
         }
-        if (!config_parse_uint(value, 0, 1000000000, &v)) {
+        if (!fs_parse_uint(value, 0, 1000000000, &v)) {
             ctx_fail(c, c->lineno,
                      "bad value '%s' for 'emc-insert-inv-prob' (expected 0..1000000000)", value);
             return 0;
@@ -322,7 +301,7 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
             ctx_fail(c, c->lineno, "duplicate key 'tx-retries'");
             return 0;
         }
-        if (!config_parse_uint(value, 0, PORT_TX_RETRIES_MAX, &v)) {
+        if (!fs_parse_uint(value, 0, PORT_TX_RETRIES_MAX, &v)) {
             ctx_fail(c, c->lineno, "bad value '%s' for 'tx-retries' (expected 0..%d)",
                      value, PORT_TX_RETRIES_MAX);
             return 0;
@@ -489,7 +468,7 @@ static bool config_parse_seconds(const char *s, uint64_t *ns)
         return false;
     memcpy(buf, s, wl);
     buf[wl] = '\0';
-    if (!config_parse_uint(buf, 0, 1000000000ul, &whole))
+    if (!fs_parse_uint(buf, 0, 1000000000ul, &whole))
         return false;
     uint64_t frac = 0;
     if (dot) {
@@ -561,7 +540,7 @@ static int config_change_key(struct config_ctx *c, const char *name, const char 
     }
     if (!strcmp(name, "tx-flush-interval")) {
         unsigned long v;
-        if (!config_parse_uint(value, 0, 1000000, &v)) {
+        if (!fs_parse_uint(value, 0, 1000000, &v)) {
             ctx_fail(c, c->lineno,
                      "bad value '%s' for 'tx-flush-interval' (expected 0..1000000)", value);
             return 0;
@@ -992,7 +971,7 @@ int config_rule_port_lookup(void *aux, const char *name)
         return i;
     /* A port number: only one that exists. */
     unsigned long n;
-    if (config_parse_uint(name, 0, CONFIG_MAX_PORTS, &n) && n < cfg->n_ports)
+    if (fs_parse_uint(name, 0, CONFIG_MAX_PORTS, &n) && n < cfg->n_ports)
         return (int)n;
     return -1;
 }
@@ -1125,7 +1104,7 @@ int config_port_set(struct config *cfg, const char *port, const char *key, const
     if (!strcmp(key, "tx-retries") || !strcmp(key, "emc-insert-inv-prob")) {
         bool retries = key[0] == 't';
         unsigned long max = retries ? PORT_TX_RETRIES_MAX : 1000000000;
-        if (!config_parse_uint(value, 0, max, &v)) {
+        if (!fs_parse_uint(value, 0, max, &v)) {
             fs_errf(err, errlen, "bad value '%s' for '%s' (expected 0..%lu)", value, key, max);
             return -1;
         }

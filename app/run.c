@@ -137,7 +137,6 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     int c;
     optind = 1;
     while ((c = getopt_long(ours, argv, "+h", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'b':
             if (!strcmp(optarg, "dpdk"))
@@ -166,8 +165,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             o->pmd_cores = optarg;
             break;
         case 'n':
-            o->n_pmds = strtoul(optarg, &end, 10);
-            if (*end || o->n_pmds < 1 || o->n_pmds > PMD_MAX) {
+            if (!fs_parse_uint(optarg, 1, PMD_MAX, &o->n_pmds)) {
                 fprintf(stderr, "flowswitch run: --pmds must be 1..%d\n", PMD_MAX);
                 return -1;
             }
@@ -176,8 +174,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             o->affinity = optarg;
             break;
         case 'i':
-            o->idle_sleep_us = strtoul(optarg, &end, 10);
-            if (*end || o->idle_sleep_us > 1000000) {
+            if (!fs_parse_uint(optarg, 0, 1000000, &o->idle_sleep_us)) {
                 fprintf(stderr, "flowswitch run: --idle-sleep-us must be 0..1000000\n");
                 return -1;
             }

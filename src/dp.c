@@ -159,27 +159,6 @@ void dp_knobs_default(struct dp_knobs *k)
     k->direct_subtables = 1;
 }
 
-/* A non-negative decimal integer (no sign, no blanks) in [min, max]. */
-static bool dp_parse_uint(const char *s, unsigned long min, unsigned long max,
-                          unsigned long *out)
-{
-    if (*s < '0' || *s > '9')
-        return false;
-    unsigned long v = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (max - d) / 10 || d > max)
-            return false;
-        v = v * 10 + d;
-    }
-    if (v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
 int dp_knobs_set(struct dp_knobs *k, const char *name, const char *value, char *err,
                  size_t errlen)
 {
@@ -187,7 +166,7 @@ int dp_knobs_set(struct dp_knobs *k, const char *name, const char *value, char *
         if (strcmp(name, dp_uint_knobs[i].name))
             continue;
         unsigned long v;
-        if (!dp_parse_uint(value, dp_uint_knobs[i].min, dp_uint_knobs[i].max, &v)) {
+        if (!fs_parse_uint(value, dp_uint_knobs[i].min, dp_uint_knobs[i].max, &v)) {
             fs_errf(err, errlen, "bad value '%s' for '%s' (expected %lu..%lu)", value, name,
                     dp_uint_knobs[i].min, dp_uint_knobs[i].max);
             return -1;
@@ -346,7 +325,7 @@ int dp_port_lookup(void *aux, const char *name)
             return (int)i;
     /* A port number: only one that exists. */
     unsigned long v;
-    if (dp_parse_uint(name, 0, DP_MAX_PORTS, &v) && v < dp->n_ports)
+    if (fs_parse_uint(name, 0, DP_MAX_PORTS, &v) && v < dp->n_ports)
         return (int)v;
     return -1;
 }

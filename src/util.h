@@ -2,12 +2,19 @@
 #ifndef FS_UTIL_H
 #define FS_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Formats a one-line error into err[0..errlen) (nothing if err is NULL or
  * errlen is 0): the "char *err, size_t errlen" convention of every API here. */
 void fs_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Parses a non-negative decimal integer (digits only: no sign, no blanks,
+ * no base prefix) in [min, max] into *out. False, *out untouched, for
+ * anything else, overflow included: the config file's and the knobs'
+ * number syntax. */
+bool fs_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
 
 /* Time units: every time in the datapath is in nanoseconds. */
 #define FS_NSEC_PER_USEC 1000ull
