@@ -602,7 +602,8 @@ static int ctl_check_table(const struct ctl_command *table, size_t n, char *err,
         const struct ctl_command *c = &table[i];
         bool builtin;
         if (!c->name || !*c->name || !c->handler || !c->usage || !c->help) {
-            fs_errf(err, errlen, "command table row %zu: name, usage, help and handler are required", i);
+            fs_errf(err, errlen,
+                    "command table row %zu: name, usage, help and handler are required", i);
             return -1;
         }
         if (c->min_args < 0 || (c->max_args != CTL_ARGS_ANY && c->max_args < c->min_args)) {

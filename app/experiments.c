@@ -624,10 +624,10 @@ static const struct ex_def {
      "cache-hierarchy: EMC, SMC and megaflow classifier from 1 to 1M flows",
      "64-byte UDP flows through one PMD, offered above its capacity, looked up by three "
      "cache configurations: the EMC alone in front of the classifier (8192 entries, 2 "
-     "ways, insertion 1 in 10), the EMC and the SMC (2^20 entries), and the classifier "
-     "alone. Flows from 1 to 1M, uniform or Zipf (exponent 1); one L3 rule (one subtable) "
-     "or 16 rules of distinct masks (17 subtables). Every port goes through the caches "
-     "(direct-subtables = 0), as OVS looks up.",
+     "ways, insertion 1 in 10), the EMC and the SMC (2^21 entries, the default), and the "
+     "classifier alone. Flows from 1 to 1M, uniform or Zipf (exponent 1); one L3 rule "
+     "(one subtable) or 16 rules of distinct masks (17 subtables). Every port goes through "
+     "the caches (direct-subtables = 0), as OVS looks up.",
      "Capacity plots use a log scale for flows; the dashed line marks the EMC's 8192 "
      "entries. Hit-share plots show which stage answers. The measurement window starts "
      "after a warm-up long enough for each cache's steady state.",

@@ -12,9 +12,10 @@
  *    netdev in front of the port: ports with enough queues pay nothing).
  * The poll loop reads the monotonic clock once per iteration, counts
  * busy/idle iterations and their cycles (fs_cycles()), and publishes a
- * stats snapshot every 100 ms for the control thread. On stop each PMD flushes every output queue before its
- * thread exits. The main thread only controls and reads snapshots; after
- * pmd_runtime_stop() every counter of every dp_pmd may be read directly. */
+ * stats snapshot every 100 ms for the control thread. On stop each PMD
+ * flushes every output queue before its thread exits. The main thread only
+ * controls and reads snapshots; after pmd_runtime_stop() every counter of
+ * every dp_pmd may be read directly. */
 #ifndef FS_PMD_H
 #define FS_PMD_H
 

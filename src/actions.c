@@ -247,7 +247,8 @@ static void set_nw_tos(struct pkt *p, struct flow_key *key, uint8_t dscp)
 static void set_tp_port(struct pkt *p, struct flow_key *key, bool src, uint16_t port)
 {
     if (!pkt_has_l4(p) ||
-        (p->l4_proto != IP_PROTO_TCP && p->l4_proto != IP_PROTO_UDP && p->l4_proto != IP_PROTO_SCTP))
+        (p->l4_proto != IP_PROTO_TCP && p->l4_proto != IP_PROTO_UDP &&
+         p->l4_proto != IP_PROTO_SCTP))
         return;
     uint8_t *f = p->data + p->l4_ofs + (src ? 0 : 2);
     uint16_t old = pkt_ld16(f), nv = htons(port);

@@ -595,7 +595,8 @@ static void fcache_lookup_chunk(struct fcache *fc, const struct flow_key *keys,
         unsigned i = (unsigned)__builtin_ctz(b);
         if (installed) {
             struct classifier *c = fc->cls[fcache_port(keys[i].in_port)];
-            if (c && classifier_lookup_batch(c, keys, 1u << i, idx, &fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS],
+            if (c && classifier_lookup_batch(c, keys, 1u << i, idx,
+                                             &fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS],
                                              &fc->st.n[FCACHE_STAT_SUBTABLE_LOOKUPS_MISS])) {
                 out[i] = fcache_answer(fc, idx[i]);
                 fc->st.n[FCACHE_STAT_MEGAFLOW_HITS]++;

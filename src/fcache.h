@@ -30,7 +30,8 @@
  * mask, and deleted otherwise. With revalidate off, or when megaflows x
  * rules exceeds 2^20 (the rule table is a linear list: revalidating 65535
  * megaflows against 1000 rules would stall the PMD for most of a second),
- * every megaflow is flushed instead and re-learned by upcalls. EMC entries refer to megaflows by (slot, generation) and SMC
+ * every megaflow is flushed instead and re-learned by upcalls. EMC entries
+ * refer to megaflows by (slot, generation) and SMC
  * entries are confirmed by a masked compare against a live megaflow, so a
  * deleted megaflow is never used again: no packet is ever forwarded by a
  * stale entry. Dead EMC and SMC entries are swept incrementally (one EMC

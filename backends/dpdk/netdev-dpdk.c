@@ -792,8 +792,9 @@ static bool dpdkdev_can_offload(const struct dpdkdev_port *dp, const struct pkt 
     if (p->csum[CSUM_L_OUTER_L4] == CSUM_PARTIAL &&
         !(dp->tx_ol & (RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)))
         return false;
-    return (p->flags & PKT_F_PARSED) && (p->l4_proto == IP_PROTO_TCP || p->l4_proto == IP_PROTO_UDP ||
-                                         p->csum[CSUM_L_OUTER_L4] != CSUM_PARTIAL);
+    return (p->flags & PKT_F_PARSED) &&
+           (p->l4_proto == IP_PROTO_TCP || p->l4_proto == IP_PROTO_UDP ||
+            p->csum[CSUM_L_OUTER_L4] != CSUM_PARTIAL);
 }
 
 /* Writes p's frame position and length (which the core may have changed)
