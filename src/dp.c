@@ -41,11 +41,13 @@ struct dp_port {
 };
 
 /* Something the PMDs may still use after the control thread replaced it:
- * a rule table or a knob set, freed by dp_rules_reclaim() once no PMD
- * holds it. */
+ * a rule table or a knob set, freed by dp_rules_reclaim() once every PMD
+ * has synced at generation 'gen' or later (its replacement was published
+ * by then, so the PMD can no longer hold it or be about to take it). */
 struct dp_retired {
     struct rule_table *rules;
     struct dp_knobs *knobs;
+    uint64_t gen;
 };
 
 struct dp {
@@ -57,6 +59,7 @@ struct dp {
     /* What the PMDs take at their next poll: immutable once published. */
     _Atomic(struct rule_table *) rules;
     _Atomic(struct dp_knobs *) live_knobs;
+    _Atomic uint64_t gen; /* bumped after each publication of the two */
     struct dp_retired *retired;
     size_t n_retired, cap_retired;
     struct dp_pmd *pmds[DP_MAX_PMDS];
@@ -72,11 +75,13 @@ struct dp_rxq_ref {
 struct dp_pmd {
     struct dp *dp;
     uint64_t now;                 /* refreshed once per poll iteration */
-    /* The rule table and knobs this PMD works with; the control thread
-     * reads them to know what it may free. */
-    _Atomic(const struct rule_table *) rules;
-    _Atomic(const struct dp_knobs *) knobs_ptr;
-    const struct dp_knobs *knobs; /* == knobs_ptr, read on the fast path */
+    /* The rule table and knobs this PMD works with, and the generation of
+     * dp's publications it last synced with (written by the PMD with
+     * release after it switched: the control thread frees what was
+     * replaced before that generation). */
+    const struct rule_table *rules;
+    const struct dp_knobs *knobs;
+    _Atomic uint64_t synced_gen;
     struct pkt_batch rx;          /* the batch being processed */
     struct txq txq[DP_MAX_PORTS]; /* output batch per port */
     uint64_t port_n[DP_MAX_PORTS][DP_PORT_N_STATS];
@@ -275,6 +280,7 @@ int dp_create(const struct dp_knobs *knobs, struct dp **out, char *err, size_t e
     *live = *knobs;
     atomic_init(&dp->rules, t);
     atomic_init(&dp->live_knobs, live);
+    atomic_init(&dp->gen, 0);
     *out = dp;
     return 0;
 }
@@ -405,6 +411,8 @@ void dp_port_get(const struct dp *dp, unsigned port_no, struct dp_port_info *inf
 
 /* ---- rules, knobs and their hand-over to the PMDs ----------------------- */
 
+/* Records what the next publication replaces (at the generation that
+ * publication will have: dp_publish() follows). Control side. */
 static int dp_retire(struct dp *dp, struct rule_table *rules, struct dp_knobs *knobs)
 {
     if (dp->n_retired == dp->cap_retired) {
@@ -415,18 +423,28 @@ static int dp_retire(struct dp *dp, struct rule_table *rules, struct dp_knobs *k
         dp->retired = r;
         dp->cap_retired = cap;
     }
-    dp->retired[dp->n_retired++] = (struct dp_retired){rules, knobs};
+    uint64_t next = atomic_load_explicit(&dp->gen, memory_order_relaxed) + 1;
+    dp->retired[dp->n_retired++] = (struct dp_retired){rules, knobs, next};
     return 0;
 }
 
-static bool dp_in_use(const struct dp *dp, const void *rules, const void *knobs)
+/* After a new rule table or knob set was stored: the generation PMDs sync
+ * with. A PMD that reads the new generation (acquire) sees the new
+ * pointers. */
+static void dp_publish(struct dp *dp)
 {
-    for (unsigned i = 0; i < dp->n_pmds; i++) {
-        const struct dp_pmd *pmd = dp->pmds[i];
-        if ((rules && atomic_load_explicit(&pmd->rules, memory_order_acquire) == rules) ||
-            (knobs && atomic_load_explicit(&pmd->knobs_ptr, memory_order_acquire) == knobs))
+    uint64_t g = atomic_load_explicit(&dp->gen, memory_order_relaxed) + 1;
+    atomic_store_explicit(&dp->gen, g, memory_order_release);
+}
+
+/* Whether some PMD may still use what was replaced at generation gen: it
+ * has not synced since (it may be between reading the old pointer and
+ * announcing it, or still work with it). */
+static bool dp_in_use(const struct dp *dp, uint64_t gen)
+{
+    for (unsigned i = 0; i < dp->n_pmds; i++)
+        if (atomic_load_explicit(&dp->pmds[i]->synced_gen, memory_order_acquire) < gen)
             return true;
-    }
     return false;
 }
 
@@ -435,7 +453,7 @@ unsigned dp_rules_reclaim(struct dp *dp)
     size_t j = 0;
     for (size_t i = 0; i < dp->n_retired; i++) {
         struct dp_retired *r = &dp->retired[i];
-        if (dp_in_use(dp, r->rules, r->knobs)) {
+        if (dp_in_use(dp, r->gen)) {
             dp->retired[j++] = *r;
             continue;
         }
@@ -517,17 +535,15 @@ int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *e, const char *orig
         rule_table_add(t, parsed[i]); /* takes it */
     free(parsed);
     atomic_store_explicit(&dp->rules, t, memory_order_release);
+    dp_publish(dp);
     dp_rules_reclaim(dp);
     return 0;
 }
 
 bool dp_pmd_current(const struct dp_pmd *pmd)
 {
-    const struct dp *dp = pmd->dp;
-    return atomic_load_explicit(&pmd->rules, memory_order_acquire) ==
-               atomic_load_explicit(&dp->rules, memory_order_relaxed) &&
-           atomic_load_explicit(&pmd->knobs_ptr, memory_order_acquire) ==
-               atomic_load_explicit(&dp->live_knobs, memory_order_relaxed);
+    return atomic_load_explicit(&pmd->synced_gen, memory_order_acquire) ==
+           atomic_load_explicit(&pmd->dp->gen, memory_order_relaxed);
 }
 
 const struct rule_table *dp_rules(const struct dp *dp)
@@ -565,6 +581,7 @@ int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err
     *nk = k;
     dp->knobs = k;
     atomic_store_explicit(&dp->live_knobs, nk, memory_order_release);
+    dp_publish(dp);
     dp_rules_reclaim(dp);
     return 0;
 }
@@ -595,7 +612,6 @@ static void dp_pmd_apply_knobs(struct dp_pmd *pmd, const struct dp_knobs *k)
         pmd->txq[i].retries = retries > TXQ_MAX_RETRIES ? TXQ_MAX_RETRIES : retries;
     }
     pmd->knobs = k;
-    atomic_store_explicit(&pmd->knobs_ptr, k, memory_order_release);
 }
 
 struct dp_pmd *dp_pmd_create(struct dp *dp)
@@ -615,8 +631,8 @@ struct dp_pmd *dp_pmd_create(struct dp *dp)
         return NULL;
     }
     pmd->dp = dp;
-    atomic_init(&pmd->rules, t);
-    atomic_init(&pmd->knobs_ptr, k);
+    pmd->rules = t;
+    atomic_init(&pmd->synced_gen, atomic_load_explicit(&dp->gen, memory_order_relaxed));
     atomic_init(&pmd->req_posted, 0);
     atomic_init(&pmd->req_done, 0);
     for (unsigned i = 0; i < dp->n_ports; i++)
@@ -774,21 +790,26 @@ void dp_pmd_destroy(struct dp_pmd *pmd)
 
 /* The PMD's quiescent point, at the start of every poll: takes a new rule
  * table or knob set published by the control thread, after sending what
- * it queued under the old ones, then serves a posted request. Four loads
- * when nothing changed. */
+ * it queued under the old ones, then announces the generation it synced
+ * with (only then may the control thread free what was replaced), then
+ * serves a posted request. Three loads when nothing changed. */
 void dp_pmd_sync(struct dp_pmd *pmd)
 {
     struct dp *dp = pmd->dp;
-    const struct rule_table *t = atomic_load_explicit(&dp->rules, memory_order_acquire);
-    const struct dp_knobs *k = atomic_load_explicit(&dp->live_knobs, memory_order_acquire);
-    if (t != atomic_load_explicit(&pmd->rules, memory_order_relaxed) || k != pmd->knobs) {
-        dp_pmd_flush_all(pmd);
-        if (k != pmd->knobs)
-            dp_pmd_apply_knobs(pmd, k);
-        if (t != atomic_load_explicit(&pmd->rules, memory_order_relaxed)) {
-            fcache_switch_rules(pmd->fc, t);
-            atomic_store_explicit(&pmd->rules, t, memory_order_release);
+    const uint64_t g = atomic_load_explicit(&dp->gen, memory_order_acquire);
+    if (g != atomic_load_explicit(&pmd->synced_gen, memory_order_relaxed)) {
+        const struct rule_table *t = atomic_load_explicit(&dp->rules, memory_order_acquire);
+        const struct dp_knobs *k = atomic_load_explicit(&dp->live_knobs, memory_order_acquire);
+        if (t != pmd->rules || k != pmd->knobs) {
+            dp_pmd_flush_all(pmd);
+            if (k != pmd->knobs)
+                dp_pmd_apply_knobs(pmd, k);
+            if (t != pmd->rules) {
+                fcache_switch_rules(pmd->fc, t);
+                pmd->rules = t;
+            }
         }
+        atomic_store_explicit(&pmd->synced_gen, g, memory_order_release);
     }
     if (atomic_load_explicit(&pmd->req_posted, memory_order_relaxed) !=
         atomic_load_explicit(&pmd->req_done, memory_order_relaxed))

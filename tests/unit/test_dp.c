@@ -396,6 +396,31 @@ static void test_rule_change_flushes(void **state)
     fx_close(&f);
 }
 
+/* What the control side replaces is freed only once every PMD synced
+ * after the replacement: two changes published before the PMD's next poll
+ * keep both replaced knob sets (the PMD may be between reading the first
+ * new one and announcing it), and the PMD's poll releases them. */
+static void test_reclaim_waits_for_sync(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "", "rule = in_port=p0 actions=output:p1");
+    char err[256];
+    assert_int_equal(dp_rules_reclaim(f.dp), 0);
+    assert_true(dp_pmd_current(f.pmd));
+    assert_int_equal(dp_knob_update(f.dp, "tx-retries", "1", err, sizeof err), 0);
+    assert_int_equal(dp_knob_update(f.dp, "tx-retries", "2", err, sizeof err), 0);
+    assert_false(dp_pmd_current(f.pmd));
+    assert_int_equal(dp_rules_reclaim(f.dp), 2);
+    struct dp_rule_edit e = {.clear = true};
+    assert_int_equal(dp_rules_apply(f.dp, &e, "test", err, sizeof err), 0);
+    assert_int_equal(dp_rules_reclaim(f.dp), 3);
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 0);
+    assert_true(dp_pmd_current(f.pmd));
+    assert_int_equal(dp_rules_reclaim(f.dp), 0);
+    fx_close(&f);
+}
+
 /* The caches' run-time knobs reach a PMD at its next poll: SMC off frees
  * it, emc-insert-inv-prob 0 frees the EMC, and both come back empty;
  * knobs that size the caches need a restart. */
@@ -579,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_port_removal_flushes),
         cmocka_unit_test(test_rule_change_flushes),
         cmocka_unit_test(test_live_cache_knobs),
+        cmocka_unit_test(test_reclaim_waits_for_sync),
         cmocka_unit_test(test_pmd_requests),
         cmocka_unit_test(test_pmd_destroy_flushes),
         cmocka_unit_test(test_retries_through_dp),
