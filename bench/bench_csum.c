@@ -33,14 +33,13 @@
  * Each cell is timed --runs times (default 300) for about --time seconds
  * (default 0.002) each, runs interleaved across cells: in each run every
  * implementation is timed once for a size and alignment before the next.
- * The GB/s table is the best run of each cell; the anchor ratios
- * (ratio_vs_*_1500) are medians of the per-run ratios ours / theirs, each
- * run's two timings taken back to back, with min and max in
- * paired_ratios_1500.
- * On a shared machine a slow run is noise (nothing makes a run faster than
- * the code allows), so many short runs find each cell's undisturbed speed.
- * Longer runs understate the read ceiling most: its loads are what a
- * shared machine's disturbances slow. How the sampling was chosen, with the
+ * The GB/s table is the median run of each cell; the ratios
+ * (ratio_vs_*_1500, the read ceilings' too) are medians of the per-run
+ * ratios ours / theirs, each run's two timings taken back to back, with min
+ * and max in paired_ratios_1500.
+ * Many short runs keep each pair close in time on a shared machine; longer
+ * runs understate the read ceiling most: its loads are what a shared
+ * machine's disturbances slow. How the sampling was chosen, with the
  * figures of each choice, is in docs/performance.md.
  */
 #include <stdbool.h>
@@ -48,8 +47,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_dp.h"
 #include "csum.h"
 
 #if defined(__x86_64__)
@@ -193,13 +192,6 @@ static const size_t sizes[] = {64, 576, 1500, 9000, 65535};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 #define MAX_IMPLS 16
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static volatile uint32_t sink;
 
 /* Seconds for 'iters' calls of fn over buf[0..len). The pointer goes
@@ -210,13 +202,13 @@ static double time_calls(sum_fn fn, const uint8_t *buf, size_t len,
                          uint64_t iters)
 {
     uint32_t acc = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (uint64_t i = 0; i < iters; i++) {
         const uint8_t *p = buf;
         __asm__ volatile("" : "+r"(p));
         acc += fn(p, len, 0);
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     sink = acc;
     return t;
 }
@@ -244,26 +236,14 @@ static int find_impl(const struct impl *impls, size_t n, const char *name)
     return -1;
 }
 
-struct paired {
-    double median, min, max;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median, min and max over runs of the per-run ratio runs1500[r][a] /
  * runs1500[r][b] (rows of MAX_IMPLS); tmp holds 'runs' doubles. */
-static struct paired paired_ratio(const double *runs1500, int runs, size_t a, size_t b,
-                                  double *tmp)
+static struct bench_stat paired_ratio(const double *runs1500, int runs, size_t a, size_t b,
+                                      double *tmp)
 {
     for (int r = 0; r < runs; r++)
         tmp[r] = runs1500[(size_t)r * MAX_IMPLS + a] / runs1500[(size_t)r * MAX_IMPLS + b];
-    qsort(tmp, (size_t)runs, sizeof *tmp, cmp_double);
-    double m = runs % 2 ? tmp[runs / 2] : (tmp[runs / 2 - 1] + tmp[runs / 2]) / 2;
-    return (struct paired){m, tmp[0], tmp[runs - 1]};
+    return bench_stat_of(tmp, (size_t)runs);
 }
 
 static void usage(void)
@@ -358,12 +338,14 @@ int main(int argc, char **argv)
                 }
             }
 
-    static double gbps[MAX_IMPLS][NSIZES][2];
+    static double gbps[MAX_IMPLS][NSIZES][2]; /* the median run of each cell */
     static uint64_t iters[MAX_IMPLS][NSIZES][2];
+    /* Every run of every cell, run r of cell c at [c * runs + r]. */
+    double *cells = calloc((size_t)runs * MAX_IMPLS * NSIZES * 2, sizeof *cells);
     /* Every run of the 1500-byte aligned cell, for the paired ratios. */
     double *runs1500 = calloc((size_t)runs * MAX_IMPLS, sizeof *runs1500);
     double *pair = calloc((size_t)runs, sizeof *pair);
-    if (!runs1500 || !pair) {
+    if (!cells || !runs1500 || !pair) {
         perror("calloc");
         return 1;
     }
@@ -381,13 +363,19 @@ int main(int argc, char **argv)
                     uint64_t n = iters[i][s][off];
                     double t = time_calls(impls[i].fn, buf + off, sizes[s], n);
                     double g = (double)sizes[s] * (double)n / t / 1e9;
-                    if (g > gbps[i][s][off])
-                        gbps[i][s][off] = g;
+                    cells[((i * NSIZES + s) * 2 + (size_t)off) * (size_t)runs + (size_t)r] = g;
                     if (s == s1500 && off == 0)
                         runs1500[(size_t)r * MAX_IMPLS + i] = g;
                 }
+    for (size_t i = 0; i < ni; i++)
+        for (size_t s = 0; s < NSIZES; s++)
+            for (int off = 0; off < 2; off++)
+                gbps[i][s][off] =
+                    bench_stat_of(cells + ((i * NSIZES + s) * 2 + (size_t)off) * (size_t)runs,
+                                  (size_t)runs)
+                        .median;
 
-    printf("checksum throughput, GB/s (best of %d x %.2f s; aligned / "
+    printf("checksum throughput, GB/s (median of %d x %.2f s; aligned / "
            "unaligned = offset 1)\n",
            runs, target);
     printf("active kernel: %s; read_ceiling: %s\n",
@@ -411,7 +399,7 @@ int main(int argc, char **argv)
     int rte_native = find_impl(impls, ni, "rte_raw_cksum_native");
     int kadc = find_impl(impls, ni, "kernel_adc_c");
 
-    printf("\nratios of the best runs, csum_partial / other (aligned / unaligned)\n");
+    printf("\nratios of the median runs, csum_partial / other (aligned / unaligned)\n");
     const int others[] = {rte, rte_native, kadc, ceil, ceil_sse2, ceil_c};
     const size_t n_others = sizeof others / sizeof others[0];
     for (size_t k = 0; k < n_others; k++) {
@@ -428,7 +416,7 @@ int main(int argc, char **argv)
         printf("(rte_raw_cksum anchors not built: the Makefile builds them with DPDK)\n");
 
     /* Paired: per run, ours / theirs at 1500 B aligned, timed back to back. */
-    struct paired med[sizeof others / sizeof others[0]];
+    struct bench_stat med[sizeof others / sizeof others[0]];
     printf("\npaired runs at 1500 B aligned, csum_partial / other: median [min-max] "
            "of %d runs\n", runs);
     for (size_t k = 0; k < n_others; k++) {
@@ -478,7 +466,10 @@ int main(int argc, char **argv)
             int idx;
         } keys[] = {{"ratio_vs_rte_raw_cksum_dpdk_flags_1500", rte},
                     {"ratio_vs_rte_raw_cksum_native_1500", rte_native},
-                    {"ratio_vs_kernel_adc_c_1500", kadc}};
+                    {"ratio_vs_kernel_adc_c_1500", kadc},
+                    {"ratio_vs_read_ceiling_sse2_1500", ceil_sse2},
+                    {"ratio_vs_read_ceiling_c_1500", ceil_c},
+                    {"ratio_vs_read_ceiling_1500", ceil}};
         for (size_t j = 0; j < sizeof keys / sizeof keys[0]; j++) {
             size_t k = 0;
             while (k < n_others && others[k] != keys[j].idx)
@@ -488,18 +479,15 @@ int main(int argc, char **argv)
             else
                 fprintf(f, "  \"%s\": null,\n", keys[j].key);
         }
-        if (ceil_sse2 >= 0)
-            fprintf(f, "  \"ratio_vs_read_ceiling_sse2_1500\": %.3f,\n",
-                    gbps[0][s1500][0] / gbps[ceil_sse2][s1500][0]);
-        fprintf(f, "  \"ratio_vs_read_ceiling_c_1500\": %.3f,\n",
-                gbps[0][s1500][0] / gbps[ceil_c][s1500][0]);
-        fprintf(f, "  \"ratio_vs_read_ceiling_1500\": %.3f\n}\n",
-                gbps[0][s1500][0] / gbps[ceil][s1500][0]);
+        fprintf(f, "  \"estimator\": \"gbps: the median of the runs of each cell; ratio_vs_*: "
+                   "the median of the per-run ratios at 1500 B aligned (both timings of a run "
+                   "back to back), min and max in paired_ratios_1500\"\n}\n");
         if (fclose(f) != 0) {
             perror(json);
             return 1;
         }
     }
+    free(cells);
     free(runs1500);
     free(pair);
     free(buf);

@@ -20,12 +20,11 @@
  *
  * --rounds R --seconds S: R rounds, each timing S seconds of the loop with
  * keep-alive off and S with it on (the order flips every round); prints
- * and writes (JSON) the Mpps of each and the median of the rounds' on/off
- * ratios. */
+ * and writes (JSON) the median Mpps of each and the median of the rounds'
+ * on/off ratios. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
@@ -38,13 +37,6 @@
 #include "pmd.h"
 
 #define BK_POOL (PKT_BATCH_MAX * 4)
-
-static double bk_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct bk {
     struct pmd_runtime *rt;
@@ -80,19 +72,13 @@ static int bk_run(struct bk *b, uint64_t n)
 static double bk_timed(struct bk *b, double seconds)
 {
     uint64_t before = b->packets;
-    double start = bk_now(), end;
+    double start = bench_now(), end;
     do {
         if (bk_run(b, 256))
             return -1;
-        end = bk_now();
+        end = bench_now();
     } while (end - start < seconds);
     return (double)(b->packets - before) / (end - start) / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -166,7 +152,12 @@ int main(int argc, char **argv)
                (unsigned long long)atomic_load(&ka_heartbeat(ka, 0)->beat));
     } else {
         double *ratio = calloc(rounds, sizeof *ratio);
-        double best[2] = {0, 0};
+        double *mpps_off = calloc(rounds, sizeof *mpps_off);
+        double *mpps_on = calloc(rounds, sizeof *mpps_on);
+        if (!ratio || !mpps_off || !mpps_on) {
+            fprintf(stderr, "bench_keepalive: out of memory\n");
+            return 1;
+        }
         bk_timed(&b, seconds / 4); /* warm-up */
         for (unsigned r = 0; r < rounds && rc == 0; r++) {
             double mpps[2];
@@ -176,15 +167,16 @@ int main(int argc, char **argv)
                 mpps[on] = bk_timed(&b, seconds);
                 if (mpps[on] < 0)
                     rc = -1;
-                if (mpps[on] > best[on])
-                    best[on] = mpps[on];
             }
+            mpps_off[r] = mpps[0];
+            mpps_on[r] = mpps[1];
             ratio[r] = mpps[1] / mpps[0];
             printf("round %u: off %.3f Mpps, on %.3f Mpps, on/off %.4f\n", r, mpps[0], mpps[1],
                    ratio[r]);
         }
-        qsort(ratio, rounds, sizeof *ratio, cmp_double);
-        double med = ratio[rounds / 2];
+        double med = bench_stat_of(ratio, rounds).median; /* sorts ratio */
+        double med_off = bench_stat_of(mpps_off, rounds).median;
+        double med_on = bench_stat_of(mpps_on, rounds).median;
         printf("keep-alive on/off, median of %u paired rounds: %.4f (overhead %.4f)\n", rounds,
                med, 1 - med);
         if (json && rc == 0) {
@@ -193,14 +185,18 @@ int main(int argc, char **argv)
                 perror(json);
                 return 1;
             }
-            fprintf(j, "{\"rounds\": %u, \"seconds\": %.3f, \"mpps_best_off\": %.4f, "
-                       "\"mpps_best_on\": %.4f, \"on_off_ratios\": [",
-                    rounds, seconds, best[0], best[1]);
+            fprintf(j, "{\"rounds\": %u, \"seconds\": %.3f, \"mpps_median_off\": %.4f, "
+                       "\"mpps_median_on\": %.4f, \"on_off_ratios\": [",
+                    rounds, seconds, med_off, med_on);
             for (unsigned r = 0; r < rounds; r++)
                 fprintf(j, "%s%.5f", r ? ", " : "", ratio[r]);
-            fprintf(j, "], \"on_off_median\": %.5f}\n", med);
+            fprintf(j, "], \"on_off_median\": %.5f, \"estimator\": \"medians of paired "
+                       "rounds (off and on back to back, the order flipping every round)\"}\n",
+                    med);
             fclose(j);
         }
+        free(mpps_off);
+        free(mpps_on);
         free(ratio);
     }
     for (unsigned i = 0; i < b.n_pool; i++)

@@ -17,22 +17,25 @@
  * Sizes are inner frame sizes (the VM's packet: Ethernet/IPv4/UDP; the
  * packet on the wire is 50 bytes longer): 64, 128, 256, 512, 1500 and IMIX
  * (7:4:1 of 64, 570 and 1450 bytes, 1450 being the largest inner frame a
- * 1500-byte underlay MTU carries). Every measurement alternates UNKNOWN
- * and GOOD and keeps the best of the rounds (machines are shared and
- * noisy: the ratio of two measurements taken together is what counts).
+ * 1500-byte underlay MTU carries). Every round runs UNKNOWN and GOOD back
+ * to back (which goes first alternates); Mpps are the medians of the
+ * rounds and a ratio is the median of the rounds' GOOD/UNKNOWN ratios, min
+ * and max beside it (machines are shared and noisy: the ratio of two
+ * measurements taken together is what counts).
  * Prints a table with the GOOD/UNKNOWN ratio next to the OVS-DPDK figure
  * for the same comparison on hardware (PHY-VXLAN-PHY, 64 B; where it comes
  * from: docs/performance.md) and writes --json:
  *   {"mpps": {"64": {"unknown": x, "good": y}, ..., "imix": {...}},
- *    "good_vs_unknown_ratio_64": r, "ratio": {...},
+ *    "good_vs_unknown_ratio_64": r (with _min, _max), "ratio": {...} (with
+ *    ratio_min, ratio_max), "estimator": "...",
  *    "mpps_udp_csum_zero": {...}, "ratio_udp_csum_zero": {...}, ...} */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
+#include "bench_dp.h"
 #include "config.h"
 #include "dp.h"
 #include "netdev.h"
@@ -62,36 +65,6 @@ struct bv_pool {
     unsigned n;
 };
 
-static double bv_time(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void bv_put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static uint32_t bv_sum(const uint8_t *d, size_t n, uint32_t s)
-{
-    size_t i;
-    for (i = 0; i + 1 < n; i += 2)
-        s += (uint32_t)d[i] << 8 | d[i + 1];
-    if (n & 1)
-        s += (uint32_t)d[n - 1] << 8;
-    return s;
-}
-
-static uint16_t bv_fold(uint32_t s)
-{
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    return (uint16_t)s;
-}
-
 /* A VXLAN/IPv4 packet carrying an Ethernet/IPv4/UDP inner frame of 'inner'
  * bytes of flow 'flow', every checksum valid (the outer UDP one 0 if
  * !udp_csum), as the remote VTEP 192.0.2.2 sends it to 192.0.2.1. */
@@ -103,41 +76,42 @@ static struct pkt *bv_packet(unsigned inner, unsigned flow, bool udp_csum)
     memcpy(f, "\x02\x00\x00\x00\x00\x01\x02\x00\x00\x00\x00\xfe\x08\x00", 14);
     uint8_t *ip = f + 14, *udp = f + 34, *vx = f + 42, *in = f + 50;
     ip[0] = 0x45;
-    bv_put16(ip + 2, (uint16_t)(len - 14));
+    bench_put16(ip + 2, (uint16_t)(len - 14));
     ip[6] = 0x40;
     ip[8] = 64;
     ip[9] = 17;
     memcpy(ip + 12, "\xc0\x00\x02\x02\xc0\x00\x02\x01", 8);
-    bv_put16(ip + 10, (uint16_t)~bv_fold(bv_sum(ip, 20, 0)));
-    bv_put16(udp, (uint16_t)(49152 + flow % 16384));
-    bv_put16(udp + 2, 4789);
-    bv_put16(udp + 4, (uint16_t)(len - 34));
+    bench_put16(ip + 10, bench_csum16(bench_sum16(ip, 20, 0)));
+    bench_put16(udp, (uint16_t)(49152 + flow % 16384));
+    bench_put16(udp + 2, 4789);
+    bench_put16(udp + 4, (uint16_t)(len - 34));
     vx[0] = 0x08;
     vx[6] = 42;
     /* inner Ethernet/IPv4/UDP */
     memcpy(in, "\x02\x00\x00\x00\x01\x02\x02\x00\x00\x00\x01\x01\x08\x00", 14);
     uint8_t *iip = in + 14, *iudp = in + 34;
     iip[0] = 0x45;
-    bv_put16(iip + 2, (uint16_t)(inner - 14));
+    bench_put16(iip + 2, (uint16_t)(inner - 14));
     iip[8] = 64;
     iip[9] = 17;
     memcpy(iip + 12, "\x0a\x00\x00\x01\x0a", 5);
     iip[17] = (uint8_t)(flow >> 16);
     iip[18] = (uint8_t)(flow >> 8);
     iip[19] = (uint8_t)flow;
-    bv_put16(iip + 10, (uint16_t)~bv_fold(bv_sum(iip, 20, 0)));
-    bv_put16(iudp, (uint16_t)(1024 + flow % 60000));
-    bv_put16(iudp + 2, 9);
-    bv_put16(iudp + 4, (uint16_t)(inner - 34));
+    bench_put16(iip + 10, bench_csum16(bench_sum16(iip, 20, 0)));
+    bench_put16(iudp, (uint16_t)(1024 + flow % 60000));
+    bench_put16(iudp + 2, 9);
+    bench_put16(iudp + 4, (uint16_t)(inner - 34));
     for (unsigned i = 42; i < inner; i++)
         in[i] = (uint8_t)(i * 7 + flow);
-    uint32_t s = bv_sum(iudp, inner - 34, 0) + 17 + (inner - 34) + bv_sum(iip + 12, 8, 0);
-    uint16_t c = (uint16_t)~bv_fold(s);
-    bv_put16(iudp + 6, c ? c : 0xffff);
+    uint32_t s =
+        bench_sum16(iudp, inner - 34, 0) + 17 + (inner - 34) + bench_sum16(iip + 12, 8, 0);
+    uint16_t c = bench_csum16(s);
+    bench_put16(iudp + 6, c ? c : 0xffff);
     if (udp_csum) {
-        s = bv_sum(udp, len - 34, 0) + 17 + (len - 34) + bv_sum(ip + 12, 8, 0);
-        c = (uint16_t)~bv_fold(s);
-        bv_put16(udp + 6, c ? c : 0xffff);
+        s = bench_sum16(udp, len - 34, 0) + 17 + (len - 34) + bench_sum16(ip + 12, 8, 0);
+        c = bench_csum16(s);
+        bench_put16(udp + 6, c ? c : 0xffff);
     }
     return pkt_from_data(f, len);
 }
@@ -171,7 +145,7 @@ static void bv_pool_free(struct bv_pool *pool)
 static double bv_measure(struct bv_ctx *c, struct bv_pool *pool, bool good, double seconds)
 {
     uint64_t n = 0;
-    double start = bv_time(), end;
+    double start = bench_now(), end;
     do {
         for (int rep = 0; rep < 64; rep++) {
             if (pool->n < PKT_BATCH_MAX) {
@@ -195,7 +169,7 @@ static double bv_measure(struct bv_ctx *c, struct bv_pool *pool, bool good, doub
                                                       (int)(BV_POOL - pool->n));
             n += PKT_BATCH_MAX;
         }
-        end = bv_time();
+        end = bench_now();
     } while (end - start < seconds);
     return (double)n / (end - start) / 1e6;
 }
@@ -283,13 +257,23 @@ static void bv_close(struct bv_ctx *c)
     netdev_unregister_all();
 }
 
+/* Per size: the median Mpps of each state over the rounds, and the median
+ * (min, max) of the rounds' GOOD/UNKNOWN ratios, each round's two runs
+ * taken back to back. */
 struct bv_result {
     double unknown[BV_NSIZES], good[BV_NSIZES];
+    struct bench_stat ratio[BV_NSIZES];
 };
 
 static void bv_run(struct bv_ctx *c, bool udp_csum, unsigned rounds, double seconds,
                    unsigned flows, struct bv_result *r)
 {
+    double *unk = calloc(rounds, sizeof *unk), *good = calloc(rounds, sizeof *good);
+    double *ratio = calloc(rounds, sizeof *ratio);
+    if (!unk || !good || !ratio) {
+        fprintf(stderr, "bench_vxlan: out of memory\n");
+        exit(1);
+    }
     memset(r, 0, sizeof *r);
     bv_selftest(c, udp_csum);
     for (int s = 0; s < BV_NSIZES; s++) {
@@ -297,33 +281,41 @@ static void bv_run(struct bv_ctx *c, bool udp_csum, unsigned rounds, double seco
         bv_pool_fill(&pool, bv_sizes[s], flows, udp_csum);
         bv_measure(c, &pool, false, seconds / 5 > 0.05 ? seconds / 5 : 0.05); /* warm up */
         for (unsigned k = 0; k < rounds; k++) {
-            /* alternate which state goes first */
+            /* a pair per round; which state goes first alternates */
             for (int j = 0; j < 2; j++) {
-                bool good = (j == 1) != (k & 1);
-                double m = bv_measure(c, &pool, good, seconds);
-                double *best = good ? &r->good[s] : &r->unknown[s];
-                if (m > *best)
-                    *best = m;
+                bool g = (j == 1) != (k & 1);
+                double m = bv_measure(c, &pool, g, seconds);
+                if (g)
+                    good[k] = m;
+                else
+                    unk[k] = m;
             }
+            ratio[k] = good[k] / unk[k];
         }
+        r->unknown[s] = bench_stat_of(unk, rounds).median;
+        r->good[s] = bench_stat_of(good, rounds).median;
+        r->ratio[s] = bench_stat_of(ratio, rounds);
         bv_pool_free(&pool);
     }
+    free(unk);
+    free(good);
+    free(ratio);
 }
 
 static void bv_print(const char *title, const struct bv_result *r)
 {
     printf("\n%s\n", title);
     printf("  %-6s %6s %12s %12s %9s\n", "inner", "wire", "UNKNOWN Mpps", "GOOD Mpps",
-           "GOOD/UNK");
+           "GOOD/UNK (paired: median [min-max])");
     for (int s = 0; s < BV_NSIZES; s++) {
         char wire[16];
         if (bv_sizes[s])
             snprintf(wire, sizeof wire, "%u", bv_sizes[s] + BV_OUTER);
         else
             snprintf(wire, sizeof wire, "mix");
-        double ratio = r->unknown[s] > 0 ? r->good[s] / r->unknown[s] : 0;
-        printf("  %-6s %6s %12.3f %12.3f %8.3f (%+.1f%%)\n", bv_size_names[s], wire,
-               r->unknown[s], r->good[s], ratio, (ratio - 1) * 100);
+        const struct bench_stat *q = &r->ratio[s];
+        printf("  %-6s %6s %12.3f %12.3f %8.3f (%+.1f%%) [%.3f-%.3f]\n", bv_size_names[s],
+               wire, r->unknown[s], r->good[s], q->median, (q->median - 1) * 100, q->min, q->max);
     }
 }
 
@@ -336,13 +328,19 @@ static void bv_json_table(FILE *j, const char *name, const struct bv_result *r)
     fprintf(j, "},\n");
 }
 
+/* "name": the median paired ratio per size; "name_min", "name_max" beside it. */
 static void bv_json_ratio(FILE *j, const char *name, const struct bv_result *r)
 {
-    fprintf(j, "  \"%s\": {", name);
-    for (int s = 0; s < BV_NSIZES; s++)
-        fprintf(j, "%s\"%s\": %.4f", s ? ", " : "", bv_size_names[s],
-                r->unknown[s] > 0 ? r->good[s] / r->unknown[s] : 0);
-    fprintf(j, "},\n");
+    static const char *const sfx[3] = {"", "_min", "_max"};
+    for (int k = 0; k < 3; k++) {
+        fprintf(j, "  \"%s%s\": {", name, sfx[k]);
+        for (int s = 0; s < BV_NSIZES; s++) {
+            const struct bench_stat *q = &r->ratio[s];
+            fprintf(j, "%s\"%s\": %.4f", s ? ", " : "", bv_size_names[s],
+                    k == 0 ? q->median : k == 1 ? q->min : q->max);
+        }
+        fprintf(j, "},\n");
+    }
 }
 
 int main(int argc, char **argv)
@@ -392,15 +390,16 @@ int main(int argc, char **argv)
     char title[256];
     snprintf(title, sizeof title,
              "VXLAN/IPv4 decap, dummy -> vx0 -> dummy, %u flow%s, outer UDP checksum "
-             "present (best of %u x %.2f s):", flows, flows == 1 ? "" : "s", rounds, seconds);
+             "present (median of %u paired rounds x %.2f s):", flows, flows == 1 ? "" : "s", rounds, seconds);
     bv_print(title, &with);
     snprintf(title, sizeof title,
              "The same with a zero outer UDP checksum (only the IPv4 header to verify):");
     bv_print(title, &zero);
-    double r64 = with.unknown[0] > 0 ? with.good[0] / with.unknown[0] : 0;
-    printf("\nGOOD/UNKNOWN at 64 B: %.3f (%+.1f%%); OVS-DPDK measured +7.4%% at 64 B, "
+    double r64 = with.ratio[0].median;
+    printf("\nGOOD/UNKNOWN at 64 B (median of paired rounds): %.3f (%+.1f%%) [%.3f-%.3f]; "
+           "OVS-DPDK measured +7.4%% at 64 B, "
            "+9.5%% at 128 B, +11.0%% IMIX (PHY-VXLAN-PHY, 10 GbE NIC, 2016)\n",
-           r64, (r64 - 1) * 100);
+           r64, (r64 - 1) * 100, with.ratio[0].min, with.ratio[0].max);
 
     if (json) {
         FILE *j = fopen(json, "w");
@@ -414,6 +413,11 @@ int main(int argc, char **argv)
         bv_json_table(j, "mpps_udp_csum_zero", &zero);
         bv_json_ratio(j, "ratio_udp_csum_zero", &zero);
         fprintf(j, "  \"good_vs_unknown_ratio_64\": %.4f,\n", r64);
+        fprintf(j, "  \"good_vs_unknown_ratio_64_min\": %.4f,\n", with.ratio[0].min);
+        fprintf(j, "  \"good_vs_unknown_ratio_64_max\": %.4f,\n", with.ratio[0].max);
+        fprintf(j, "  \"estimator\": \"mpps: median of the rounds; ratios: median of the "
+                   "per-round GOOD/UNKNOWN ratios (the two runs of a round back to back, "
+                   "the order alternating), min and max beside it\",\n");
         fprintf(j, "  \"ovs_dpdk_ratio_64\": 1.074,\n");
         fprintf(j, "  \"sizes\": \"inner frame bytes (Ethernet/IPv4/UDP); on the wire 50 more; "
                    "imix = 7:4:1 of 64, 570, 1450\",\n");
