@@ -25,7 +25,9 @@
  * are exact and identical on every machine. Latency = send time - rx time on that clock, i.e. the time
  * a packet waited in its output batch. Mpps is wall-clock processing speed
  * (rx from the pool, grouping, queueing, send calls with their emulated
- * cost, release), the best of several runs (the median is in the JSON).
+ * cost, release), the median of --runs rounds; in each round the three
+ * modes of a flow count run back to back (the order alternating), and
+ * "batched / off" is the median of the rounds' paired ratios.
  *
  * Usage: bench_txbatch [--json FILE] [--send-cost-ns N] [--packets N]
  *                      [--runs N] [--gap-ns N] [--pkt-cost-ns N] [--quick]
@@ -43,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_dp.h"
 #include "util.h"
 #include "drop.h"
 #include "netdev-provider.h"
@@ -182,8 +185,8 @@ struct bt_cfg {
 };
 
 struct bt_result {
-    double mpps;      /* best run */
-    double mpps_median;
+    double mpps;      /* median of the rounds */
+    struct bench_stat vs_off; /* paired per-round Mpps ratio to mode off */
     double avg_batch; /* packets per send call */
     uint64_t lat_p50_ns, lat_p99_ns, lat_max_ns;
     uint64_t send_calls;
@@ -334,41 +337,38 @@ static uint64_t bt_run(struct bt_ctx *c, const struct bt_cfg *cfg,
     return elapsed;
 }
 
-static int bt_cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Measures every (mode, flows) case: cfg->runs rounds, each round running
- * every case once, so that a burst of interference on a shared machine
- * spreads over the cases instead of hitting all runs of one. */
+ * every case once, the three modes of a flow count back to back (their
+ * order reversed every other round), so that a burst of interference on a
+ * shared machine spreads over the cases and hits a pair's two runs alike. */
 static void bt_measure_all(struct bt_ctx *c, const struct bt_cfg *cfg,
                            struct bt_result r[BT_N_MODES][BT_N_FLOWS])
 {
-    static uint64_t t[BT_N_MODES][BT_N_FLOWS][16];
+    static double mpps[BT_N_MODES][BT_N_FLOWS][16], ratio[16];
     unsigned runs = cfg->runs < 16 ? cfg->runs : 16;
+    uint64_t pk = cfg->packets / PKT_BATCH_MAX * PKT_BATCH_MAX;
     for (int m = 0; m < BT_N_MODES; m++) /* warm up, and the exact figures */
         for (unsigned f = 0; f < BT_N_FLOWS; f++)
             bt_run(c, cfg, (enum bt_mode)m, bt_flows[f], cfg->gap_ns, cfg->packets,
                    &r[m][f]);
     for (unsigned k = 0; k < runs; k++)
-        for (int m = 0; m < BT_N_MODES; m++)
-            for (unsigned f = 0; f < BT_N_FLOWS; f++) {
+        for (unsigned f = 0; f < BT_N_FLOWS; f++)
+            for (int j = 0; j < BT_N_MODES; j++) {
+                int m = k % 2 ? BT_N_MODES - 1 - j : j;
                 struct bt_result tmp;
-                t[m][f][k] = bt_run(c, cfg, (enum bt_mode)m, bt_flows[f],
-                                    cfg->gap_ns, cfg->packets, &tmp);
+                uint64_t ns = bt_run(c, cfg, (enum bt_mode)m, bt_flows[f], cfg->gap_ns,
+                                     cfg->packets, &tmp);
+                mpps[m][f][k] = ns ? (double)pk * 1e3 / (double)ns : 0;
             }
-    uint64_t pk = cfg->packets / PKT_BATCH_MAX * PKT_BATCH_MAX;
-    for (int m = 0; m < BT_N_MODES; m++)
-        for (unsigned f = 0; f < BT_N_FLOWS; f++) {
-            uint64_t *v = t[m][f];
-            qsort(v, runs, sizeof v[0], bt_cmp_u64);
-            uint64_t med = runs % 2 ? v[runs / 2] : (v[runs / 2 - 1] + v[runs / 2]) / 2;
-            /* best run: interference only ever slows a run */
-            r[m][f].mpps = v[0] ? (double)pk * 1e3 / (double)v[0] : 0;
-            r[m][f].mpps_median = med ? (double)pk * 1e3 / (double)med : 0;
+    for (unsigned f = 0; f < BT_N_FLOWS; f++) {
+        for (int m = 0; m < BT_N_MODES; m++) {
+            for (unsigned k = 0; k < runs; k++)
+                ratio[k] = mpps[0][f][k] > 0 ? mpps[m][f][k] / mpps[0][f][k] : 0;
+            r[m][f].vs_off = bench_stat_of(ratio, runs);
         }
+        for (int m = 0; m < BT_N_MODES; m++)
+            r[m][f].mpps = bench_stat_of(mpps[m][f], runs).median;
+    }
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -406,7 +406,7 @@ static void bt_print(const struct bt_cfg *cfg,
     printf("virtual clock: one rx batch per poll iteration, every %.1f us = %.2f Mpps "
            "offered (busy PMD);\n",
            (double)cfg->gap_ns / 1e3, PKT_BATCH_MAX * 1e3 / (double)cfg->gap_ns);
-    printf("Mpps: wall clock, best of %u runs of %" PRIu64 " packets; batch: "
+    printf("Mpps: wall clock, median of %u rounds of %" PRIu64 " packets; batch: "
            "packets per send call; latency: virtual clock (exact)\n\n",
            cfg->runs, cfg->packets / PKT_BATCH_MAX * PKT_BATCH_MAX);
 
@@ -424,10 +424,10 @@ static void bt_print(const struct bt_cfg *cfg,
     }
     for (int m = 1; m < BT_N_MODES; m++) {
         char label[64];
-        snprintf(label, sizeof label, "  %s / off", bt_mode_name[m]);
+        snprintf(label, sizeof label, "  %s / off (paired)", bt_mode_name[m]);
         printf("%-28s", label);
         for (unsigned f = 0; f < BT_N_FLOWS; f++)
-            printf("%12.2f", r[0][f].mpps > 0 ? r[m][f].mpps / r[0][f].mpps : 0);
+            printf("%12.2f", r[m][f].vs_off.median);
         printf("\n");
     }
     for (int m = 0; m < BT_N_MODES; m++) {
@@ -533,13 +533,27 @@ static int bt_write_json(const char *path, const struct bt_cfg *cfg,
                            : k == 1 ? r[m][fl].avg_batch
                            : k == 2 ? r[m][fl].lat_p50_ns / 1e3
                            : k == 3 ? r[m][fl].lat_p99_ns / 1e3
-                                    : r[m][fl].mpps_median;
+                                    : r[m][fl].mpps;
                 fprintf(f, "%s\"%u\": %.4f", fl ? ", " : "", bt_flows[fl], v);
             }
             fprintf(f, "}");
         }
         fprintf(f, "\n  },\n");
     }
+    fprintf(f, "  \"ratio_vs_off\": {");
+    for (int m = 1; m < BT_N_MODES; m++) {
+        fprintf(f, "%s\n    \"%s\": {", m > 1 ? "," : "", bt_mode_name[m]);
+        for (unsigned fl = 0; fl < BT_N_FLOWS; fl++) {
+            const struct bench_stat *q = &r[m][fl].vs_off;
+            fprintf(f, "%s\"%u\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}",
+                    fl ? ", " : "", bt_flows[fl], q->median, q->min, q->max);
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n  },\n");
+    fprintf(f, "  \"estimator\": \"mpps (and mpps_median, the same): the median of the "
+               "rounds; ratio_vs_off: the median of the per-round ratios, a round running "
+               "the three modes of a flow count back to back, min and max beside it\",\n");
     const struct bt_result *rl = &r[BT_INTERVAL50][BT_LAT_FLOWS_IDX];
     fprintf(f, "  \"latency_us_p50\": %.1f,\n  \"latency_us_p99\": %.1f,\n"
                "  \"latency_us_max\": %.1f,\n",
@@ -640,15 +654,14 @@ int main(int argc, char **argv)
     /* what one emulated send call really costs (the busy-wait overshoots
      * by up to one clock read) */
     if (cfg.send_cost_ns) {
-        uint64_t chunk[11];
+        double chunk[11];
         for (unsigned k = 0; k < 11; k++) { /* median of 11 chunks: noise */
             uint64_t t0 = bt_wall_ns();
             for (unsigned i = 0; i < 2000; i++)
                 bt_busy_wait(cfg.send_cost_ns);
-            chunk[k] = bt_wall_ns() - t0;
+            chunk[k] = (double)(bt_wall_ns() - t0);
         }
-        qsort(chunk, 11, sizeof chunk[0], bt_cmp_u64);
-        cfg.send_cost_measured_ns = (double)chunk[5] / 2000;
+        cfg.send_cost_measured_ns = bench_stat_of(chunk, 11).median / 2000;
     }
     static struct bt_result r[BT_N_MODES][BT_N_FLOWS];
     bt_measure_all(c, &cfg, r);
