@@ -19,9 +19,10 @@
  * flow on tp_dst or nw_dst bits within it) are S distinct masks and there
  * are S * 64 megaflows. Stages: EMC only (SMC
  * off), EMC + SMC (defaults), classifier only (EMC and SMC off). Every
- * measurement follows a warm-up of max(2M, 3F) packets and is the best of
- * 8 windows (of 500k packets; 125k with --quick), timed in thread CPU time:
- * the figures are what the machine does when undisturbed.
+ * measurement follows a warm-up of max(2M, 3F) packets and is the median of
+ * 8 windows (of 500k packets; 125k with --quick), timed in thread CPU time.
+ * EMC+SMC at 1 flow and at 1M flows are measured as a pair, their windows
+ * interleaved: the 1M / 1-flow ratio is the median of the windows' ratios.
  *
  * Also: the EMC miss ratio of 10k flows over 3 subtables into a 16K-entry
  * EMC with 1 and 2 ways (insertion always; round-robin flows as in OVS's
@@ -42,13 +43,14 @@
 #include <arpa/inet.h>
 
 #include "actions.h"
+#include "bench_dp.h"
 #include "fcache.h"
 #include "flow.h"
 #include "packet.h"
 #include "rules.h"
 
 #define SEQ_LEN (1u << 22)
-#define BENCH_WINDOWS 8 /* measurement windows per figure; the best is kept */
+#define BENCH_WINDOWS 8 /* measurement windows per figure; the median is kept */
 #define RULES_PER_CLASS 64
 
 enum stage { ST_EMC, ST_EMC_SMC, ST_CLS, ST_N };
@@ -71,7 +73,9 @@ struct bench {
     uint64_t warm_min, meas;
     uint32_t *seq;
     uint64_t sink;
+    uint32_t *seq2; /* the second stream of a paired measurement */
     struct result res[ST_N][D_N][N_SUBT][N_FLOWS];
+    struct bench_stat ratio_1m[D_N][N_SUBT]; /* EMC+SMC 1M flows / 1 flow, paired */
     double overhead_mpps;
 };
 
@@ -238,8 +242,8 @@ static void stage_cfg(struct fcache_cfg *c, enum stage st)
 
 /* Runs n packets from seq through fc (or only the overhead if fc is NULL).
  * Returns elapsed ns. */
-static uint64_t run_packets(struct bench *b, struct fcache *fc, unsigned S, uint64_t n,
-                            uint64_t *pos)
+static uint64_t run_packets(struct bench *b, const uint32_t *seq, struct fcache *fc, unsigned S,
+                            uint64_t n, uint64_t *pos)
 {
     struct flow_key keys[PKT_BATCH_MAX];
     uint32_t hashes[PKT_BATCH_MAX];
@@ -249,7 +253,7 @@ static uint64_t run_packets(struct bench *b, struct fcache *fc, unsigned S, uint
     uint64_t t0 = cpu_ns();
     for (uint64_t done = 0; done < n; done += PKT_BATCH_MAX) {
         for (unsigned i = 0; i < PKT_BATCH_MAX; i++) {
-            make_key(&keys[i], b->seq[p++ & (SEQ_LEN - 1)], S);
+            make_key(&keys[i], seq[p++ & (SEQ_LEN - 1)], S);
             hashes[i] = flow_hash(&keys[i], 0);
         }
         if (fc) {
@@ -273,41 +277,99 @@ static uint64_t run_packets(struct bench *b, struct fcache *fc, unsigned S, uint
     return t;
 }
 
-static struct result measure(struct bench *b, const struct fcache_cfg *cfg,
-                             const struct rule_table *t, unsigned S, uint32_t flows)
+/* One fcache under measurement: created and warmed up by meas_start(),
+ * timed window by window with meas_window(), summed up by meas_finish(). */
+struct meas {
+    struct fcache *fc;
+    const uint32_t *seq;
+    unsigned S;
+    uint64_t pos, win;
+    double ns[BENCH_WINDOWS];
+    struct fcache_stats s0;
+};
+
+static void meas_start(struct bench *b, struct meas *m, const uint32_t *seq,
+                       const struct fcache_cfg *cfg, const struct rule_table *t, unsigned S,
+                       uint32_t flows)
 {
-    struct fcache *fc = fcache_create(cfg, t);
-    if (!fc) {
+    m->fc = fcache_create(cfg, t);
+    if (!m->fc) {
         fprintf(stderr, "fcache_create failed\n");
         exit(1);
     }
-    uint64_t pos = 0;
+    m->seq = seq;
+    m->S = S;
+    m->pos = 0;
+    m->win = b->meas / BENCH_WINDOWS / PKT_BATCH_MAX * PKT_BATCH_MAX;
     uint64_t warm = b->warm_min > 3ull * flows ? b->warm_min : 3ull * flows;
-    run_packets(b, fc, S, warm, &pos);
-    struct fcache_stats s0, s1;
-    fcache_get_stats(fc, &s0);
-    /* Best of BENCH_WINDOWS windows: the machine may be shared, and
-     * interference (time slicing, but also a neighbour's use of the shared
-     * L3 and memory) only ever slows a window down. */
-    uint64_t win = b->meas / BENCH_WINDOWS / PKT_BATCH_MAX * PKT_BATCH_MAX, best = UINT64_MAX;
-    for (int w = 0; w < BENCH_WINDOWS; w++) {
-        uint64_t ns = run_packets(b, fc, S, win, &pos);
-        if (ns < best)
-            best = ns;
-    }
-    fcache_get_stats(fc, &s1);
-    fcache_destroy(fc);
+    run_packets(b, seq, m->fc, S, warm, &m->pos);
+    fcache_get_stats(m->fc, &m->s0);
+}
+
+/* Times window w; returns its Mpps. */
+static double meas_window(struct bench *b, struct meas *m, int w)
+{
+    m->ns[w] = (double)run_packets(b, m->seq, m->fc, m->S, m->win, &m->pos);
+    return (double)m->win / (m->ns[w] / 1e3);
+}
+
+/* The median window's Mpps and the hit shares of all windows; destroys the
+ * fcache. */
+static struct result meas_finish(struct meas *m)
+{
+    struct fcache_stats s1;
+    fcache_get_stats(m->fc, &s1);
+    fcache_destroy(m->fc);
+    const struct fcache_stats *s0 = &m->s0;
     struct result r;
-    double n = (double)(s1.n[FCACHE_STAT_LOOKUPS] - s0.n[FCACHE_STAT_LOOKUPS]);
-    r.mpps = (double)win / ((double)best / 1e3);
-    r.emc = (double)(s1.n[FCACHE_STAT_EMC_HITS] - s0.n[FCACHE_STAT_EMC_HITS]) / n;
-    r.smc = (double)(s1.n[FCACHE_STAT_SMC_HITS] - s0.n[FCACHE_STAT_SMC_HITS]) / n;
-    r.mf = (double)(s1.n[FCACHE_STAT_MEGAFLOW_HITS] - s0.n[FCACHE_STAT_MEGAFLOW_HITS]) / n;
-    r.upcall = (double)(s1.n[FCACHE_STAT_UPCALLS] - s0.n[FCACHE_STAT_UPCALLS]) / n;
-    uint64_t mh = s1.n[FCACHE_STAT_MEGAFLOW_HITS] - s0.n[FCACHE_STAT_MEGAFLOW_HITS];
+    double n = (double)(s1.n[FCACHE_STAT_LOOKUPS] - s0->n[FCACHE_STAT_LOOKUPS]);
+    r.mpps = (double)m->win / (bench_stat_of(m->ns, BENCH_WINDOWS).median / 1e3);
+    r.emc = (double)(s1.n[FCACHE_STAT_EMC_HITS] - s0->n[FCACHE_STAT_EMC_HITS]) / n;
+    r.smc = (double)(s1.n[FCACHE_STAT_SMC_HITS] - s0->n[FCACHE_STAT_SMC_HITS]) / n;
+    r.mf = (double)(s1.n[FCACHE_STAT_MEGAFLOW_HITS] - s0->n[FCACHE_STAT_MEGAFLOW_HITS]) / n;
+    r.upcall = (double)(s1.n[FCACHE_STAT_UPCALLS] - s0->n[FCACHE_STAT_UPCALLS]) / n;
+    uint64_t mh = s1.n[FCACHE_STAT_MEGAFLOW_HITS] - s0->n[FCACHE_STAT_MEGAFLOW_HITS];
     r.subtables_per_hit =
-        mh ? (double)(s1.n[FCACHE_STAT_SUBTABLE_LOOKUPS] - s0.n[FCACHE_STAT_SUBTABLE_LOOKUPS]) / (double)mh : 0;
+        mh ? (double)(s1.n[FCACHE_STAT_SUBTABLE_LOOKUPS] - s0->n[FCACHE_STAT_SUBTABLE_LOOKUPS]) / (double)mh : 0;
     return r;
+}
+
+/* The median of BENCH_WINDOWS windows of flows from b->seq. */
+static struct result measure(struct bench *b, const struct fcache_cfg *cfg,
+                             const struct rule_table *t, unsigned S, uint32_t flows)
+{
+    struct meas m;
+    meas_start(b, &m, b->seq, cfg, t, S, flows);
+    for (int w = 0; w < BENCH_WINDOWS; w++)
+        meas_window(b, &m, w);
+    return meas_finish(&m);
+}
+
+/* Two measurements side by side, a from b->seq and c from b->seq2, their
+ * windows interleaved (the order alternating); returns the median and
+ * range of the windows' Mpps ratios c / a. */
+static struct bench_stat measure_pair(struct bench *b, const struct fcache_cfg *cfg,
+                                      const struct rule_table *t, unsigned S, uint32_t flows_a,
+                                      uint32_t flows_c, struct result *a, struct result *c)
+{
+    struct meas ma, mc;
+    double ratio[BENCH_WINDOWS];
+    meas_start(b, &ma, b->seq, cfg, t, S, flows_a);
+    meas_start(b, &mc, b->seq2, cfg, t, S, flows_c);
+    for (int w = 0; w < BENCH_WINDOWS; w++) {
+        double x, y;
+        if (w % 2) {
+            y = meas_window(b, &mc, w);
+            x = meas_window(b, &ma, w);
+        } else {
+            x = meas_window(b, &ma, w);
+            y = meas_window(b, &mc, w);
+        }
+        ratio[w] = y / x;
+    }
+    *a = meas_finish(&ma);
+    *c = meas_finish(&mc);
+    return bench_stat_of(ratio, BENCH_WINDOWS);
 }
 
 /* EMC miss ratio: F flows over S subtables, EMC of 'entries', insertion
@@ -326,10 +388,10 @@ static double emc_miss_ratio(struct bench *b, unsigned ways, uint32_t entries, u
     c.smc_enabled = false;
     struct fcache *fc = fcache_create(&c, t);
     uint64_t pos = 0;
-    run_packets(b, fc, S, 20ull * flows, &pos);
+    run_packets(b, b->seq, fc, S, 20ull * flows, &pos);
     struct fcache_stats s0, s1;
     fcache_get_stats(fc, &s0);
-    run_packets(b, fc, S, 50ull * flows, &pos);
+    run_packets(b, b->seq, fc, S, 50ull * flows, &pos);
     fcache_get_stats(fc, &s1);
     fcache_destroy(fc);
     rule_table_destroy(t);
@@ -349,7 +411,7 @@ static int ipp_run(uint64_t n)
     c.direct_subtables = 0; /* the EMC-hit path */
     struct fcache *fc = fcache_create(&c, t);
     uint64_t pos = 0;
-    run_packets(&b, fc, 1, n, &pos);
+    run_packets(&b, b.seq, fc, 1, n, &pos);
     struct fcache_stats s;
     fcache_get_stats(fc, &s);
     fcache_destroy(fc);
@@ -478,8 +540,11 @@ int main(int argc, char **argv)
     }
     b->warm_min = b->quick ? 500000 : 2000000;
     b->meas = b->quick ? 1000000 : 4000000;
+    if (!b)
+        return 1;
     b->seq = malloc(SEQ_LEN * sizeof *b->seq);
-    if (!b || !b->seq)
+    b->seq2 = malloc(SEQ_LEN * sizeof *b->seq2);
+    if (!b->seq || !b->seq2)
         return 1;
 
     uint64_t t_start = now_ns();
@@ -514,17 +579,15 @@ int main(int argc, char **argv)
         return b->sink == 42 ? 3 : 0;
     }
 
-    /* The loop without lookups (best of the windows too). */
+    /* The loop without lookups (the median of the windows too). */
     make_seq(b->seq, 1000000, D_UNIFORM, false);
     {
-        uint64_t pos = 0, best = UINT64_MAX, win = b->meas / BENCH_WINDOWS;
-        run_packets(b, NULL, 1, b->warm_min, &pos);
-        for (int w = 0; w < BENCH_WINDOWS; w++) {
-            uint64_t ns = run_packets(b, NULL, 1, win, &pos);
-            if (ns < best)
-                best = ns;
-        }
-        b->overhead_mpps = (double)win / ((double)best / 1e3);
+        uint64_t pos = 0, win = b->meas / BENCH_WINDOWS;
+        double ns[BENCH_WINDOWS];
+        run_packets(b, b->seq, NULL, 1, b->warm_min, &pos);
+        for (int w = 0; w < BENCH_WINDOWS; w++)
+            ns[w] = (double)run_packets(b, b->seq, NULL, 1, win, &pos);
+        b->overhead_mpps = (double)win / (bench_stat_of(ns, BENCH_WINDOWS).median / 1e3);
     }
 
     /* Prefetch off/on, EMC+SMC, 1 subtable, uniform: 3 alternating pairs;
@@ -573,6 +636,8 @@ int main(int argc, char **argv)
             for (unsigned s = 0; s < N_SUBT; s++) {
                 struct rule_table *t = make_rules(subtable_counts[s]);
                 for (int st = 0; st < ST_N; st++) {
+                    if (st == ST_EMC_SMC && (i == 0 || i == N_FLOWS - 1))
+                        continue; /* measured as a pair below */
                     stage_cfg(&cfg, st);
                     b->res[st][d][s][i] = measure(b, &cfg, t, subtable_counts[s], flow_counts[i]);
                 }
@@ -580,6 +645,20 @@ int main(int argc, char **argv)
             }
             fprintf(stderr, ".");
         }
+    }
+    /* EMC+SMC at 1 flow and 1M flows, windows interleaved: the ratio. */
+    for (int d = 0; d < D_N; d++) {
+        make_seq(b->seq, flow_counts[0], d, false);
+        make_seq(b->seq2, flow_counts[N_FLOWS - 1], d, false);
+        for (unsigned s = 0; s < N_SUBT; s++) {
+            struct rule_table *t = make_rules(subtable_counts[s]);
+            struct result *r = b->res[ST_EMC_SMC][d][s];
+            stage_cfg(&cfg, ST_EMC_SMC);
+            b->ratio_1m[d][s] = measure_pair(b, &cfg, t, subtable_counts[s], flow_counts[0],
+                                             flow_counts[N_FLOWS - 1], &r[0], &r[N_FLOWS - 1]);
+            rule_table_destroy(t);
+        }
+        fprintf(stderr, ".");
     }
     fprintf(stderr, "\n");
 
@@ -611,7 +690,7 @@ int main(int argc, char **argv)
         struct fcache *fc = fcache_create(&cfg, t);
         make_seq(b->seq, 100000, D_UNIFORM, false);
         uint64_t pos = 0;
-        run_packets(b, fc, 16, 400000, &pos);
+        run_packets(b, b->seq, fc, 16, 400000, &pos);
         fcache_get_memory(fc, &mem);
         fcache_destroy(fc);
         rule_table_destroy(t);
@@ -619,7 +698,7 @@ int main(int argc, char **argv)
 
     /* The table. */
     printf("flowswitch flow-cache bench: 64-byte packets, 1 core, batches of %u, "
-           "best of %d windows of %llu packets (thread CPU time) after >= %llu warm-up%s\n",
+           "median of %d windows of %llu packets (thread CPU time) after >= %llu warm-up%s\n",
            PKT_BATCH_MAX, BENCH_WINDOWS, (unsigned long long)(b->meas / BENCH_WINDOWS),
            (unsigned long long)b->warm_min, b->quick ? " (--quick)" : "");
     printf("loop overhead without lookups (key build + flow_hash + forward): %.1f Mpps\n\n",
@@ -659,13 +738,15 @@ int main(int argc, char **argv)
             }
             printf("\n");
         }
-    printf("\nEMC+SMC 1M flows / 1 flow (same subtables and traffic):\n");
+    printf("\nEMC+SMC 1M flows / 1 flow (same subtables and traffic; median [min-max] of "
+           "%d interleaved window pairs):\n", BENCH_WINDOWS);
     for (int d = 0; d < D_N; d++)
         for (unsigned s = 0; s < N_SUBT; s++) {
             const struct result *r = b->res[ST_EMC_SMC][d][s];
-            printf("  %-8s %2u subtables: %.2f / %.2f Mpps = %.2f\n", dist_name[d],
-                   subtable_counts[s], r[N_FLOWS - 1].mpps, r[0].mpps,
-                   r[N_FLOWS - 1].mpps / r[0].mpps);
+            const struct bench_stat *q = &b->ratio_1m[d][s];
+            printf("  %-8s %2u subtables: %.2f / %.2f Mpps, paired %.2f [%.2f-%.2f]\n",
+                   dist_name[d], subtable_counts[s], r[N_FLOWS - 1].mpps, r[0].mpps, q->median,
+                   q->min, q->max);
         }
     printf("\nprefetch (EMC+SMC, 1 subtable, uniform; mean of %d runs [min, max]): off -> on "
            "Mpps\n",
@@ -705,14 +786,21 @@ int main(int argc, char **argv)
         fprintf(f, "  \"mpps_1flow\": %.3f,\n", b->res[ST_EMC_SMC][D_UNIFORM][0][0].mpps);
         fprintf(f, "  \"mpps_1m_flows_emc_smc\": %.3f,\n",
                 b->res[ST_EMC_SMC][D_UNIFORM][0][N_FLOWS - 1].mpps);
-        fprintf(f, "  \"ratio_1m_over_1flow_emc_smc\": {");
-        for (int d = 0; d < D_N; d++)
-            for (unsigned s = 0; s < N_SUBT; s++) {
-                const struct result *r = b->res[ST_EMC_SMC][d][s];
-                fprintf(f, "%s\"%s/%usubtables\": %.3f", d || s ? ", " : "", dist_name[d],
-                        subtable_counts[s], r[N_FLOWS - 1].mpps / r[0].mpps);
-            }
-        fprintf(f, "},\n");
+        static const char *const sfx[3] = {"", "_min", "_max"};
+        for (int k = 0; k < 3; k++) {
+            fprintf(f, "  \"ratio_1m_over_1flow_emc_smc%s\": {", sfx[k]);
+            for (int d = 0; d < D_N; d++)
+                for (unsigned s = 0; s < N_SUBT; s++) {
+                    const struct bench_stat *q = &b->ratio_1m[d][s];
+                    fprintf(f, "%s\"%s/%usubtables\": %.3f", d || s ? ", " : "", dist_name[d],
+                            subtable_counts[s], k == 0 ? q->median : k == 1 ? q->min : q->max);
+                }
+            fprintf(f, "},\n");
+        }
+        fprintf(f, "  \"estimator\": \"mpps: the median of %d windows; "
+                   "ratio_1m_over_1flow_emc_smc: the median of the windows' ratios, the 1-flow "
+                   "and 1M-flow windows interleaved, min and max beside it\",\n",
+                BENCH_WINDOWS);
         fprintf(f, "  \"emc_miss_ratio_10k\": {\"1way\": %.4f, \"2way\": %.4f},\n", miss_rr[0],
                 miss_rr[1]);
         fprintf(f, "  \"emc_miss_ratio_10k_uniform_random\": {\"1way\": %.4f, \"2way\": %.4f},\n",
