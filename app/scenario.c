@@ -319,7 +319,8 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
     }
     unsigned long rxqs = 1, txqs = 0, rx_ring, tx_ring, v;
     rx_ring = tx_ring = nic ? SC_DEFAULT_RING : SC_DEFAULT_VRING;
-    if (sc_port_uint(cfg, cp, &a, "rxqs", 1, NETDEV_MAX_QUEUES, &rxqs, err, errlen) ||
+    /* A VM model delivers into one queue (no RSS of its own). */
+    if (sc_port_uint(cfg, cp, &a, "rxqs", 1, nic ? NETDEV_MAX_QUEUES : 1, &rxqs, err, errlen) ||
         sc_port_uint(cfg, cp, &a, "txqs", 0, NETDEV_MAX_QUEUES, &txqs, err, errlen))
         return -1;
     if (nic) {
@@ -329,7 +330,7 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
         const char *rate = netdev_opt_get(&a, "rate");
         if (!rate || sc_rate(rate, &p->line_bps)) {
             fs_errf(err, errlen, "%s:%d: port %s: %s 'rate' (the line rate: e.g. 10G, 25G, "
-                    "100M; 1K..10T bits/s)", cfg->path, sc_opt_line(cp, "rate"), cp->name,
+                    "100M; 1K to 10000G bits/s)", cfg->path, sc_opt_line(cp, "rate"), cp->name,
                     rate ? "bad" : "a nic needs");
             return -1;
         }

@@ -16,14 +16,15 @@
  *   [port p0]
  *   type = nic             ; nic | vm | vxlan (a tunnel port)
  *   rate = 10G             ; NIC line rate: N[K|M|G] bits/s
- *   rxqs = 1               ; rx queues (RSS spreads a NIC's traffic)
+ *   rxqs = 1               ; rx queues (RSS spreads a NIC's traffic; a VM has one)
  *   txqs = 0               ; 0: one per PMD
- *   rx-ring = 1024         ; NIC rx descriptors / VM vring, per queue
- *   tx-ring = 1024         ; NIC tx descriptors / VM vring, per queue
+ *   rx-ring = 1024         ; NIC rx descriptors, per queue
+ *   tx-ring = 1024         ; NIC tx descriptors, per queue
  *   caps = rx-csum,tx-ip-csum,tx-l4-csum   ; NIC: verdicts and offloads
  *   capture = false        ; write what it transmits to OUT-DIR/NAME.pcap
- *   ; vm: caps = guest-csum (the guest sends NEEDS_CSUM and takes
- *   ; PARTIAL), guest-rate = 0 (packets/s it drains, 0: at once),
+ *   ; vm: vring = 256 (descriptors of each of its rings, instead of
+ *   ; rx-ring and tx-ring), caps = guest-csum (the guest sends NEEDS_CSUM
+ *   ; and takes PARTIAL), guest-rate = 0 (packets/s it drains, 0: at once),
  *   ; send-cost = 0 (ns per send call: a vhost kick), packet-cost = 0
  *   ; (ns per packet the host moves through its vrings), forward = PORT
  *   ; (the guest sends what it receives back out of VM port PORT),
@@ -35,7 +36,7 @@
  *   expect-port = p1       ; where it must leave (absent: nowhere)
  *   expect = dec_ttl,mod_dl_dst:02:00:00:00:00:09   ; what the rules do:
  *                            mod_dl_src:MAC mod_dl_dst:MAC dec_ttl
- *                            push_vlan:VID pop_vlan vxlan_encap:PORT
+ *                            push_vlan:TPID pop_vlan vxlan_encap:PORT
  *                            vxlan_decap
  *   ...                    ; the traffic model's keys (sim/traffic.h)
  *

@@ -395,8 +395,8 @@ static void sim_schedule_poll(struct sim *s, unsigned k, uint64_t t)
     struct sim_vpmd *v = &s->pmds[k];
     if (t < v->free_at)
         t = v->free_at;
-    if (v->scheduled && (!v->idle || v->next_poll <= t))
-        return; /* busy until its next poll, or idle but due sooner */
+    if (v->scheduled && v->next_poll <= t)
+        return; /* due sooner already (a busy PMD polls again at free_at) */
     v->scheduled = true;
     v->next_poll = t;
     sim_evq_push(&s->evq, t, SIM_EV_POLL, k);
@@ -751,14 +751,15 @@ void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct dp_counters *a
     c[SIM_COST_RX_PKT] = io->rx;
     /* A port answered by its one in_port subtable validates its packets
      * without a key and looks the batch up once (dp_extract_layout()):
-     * the caches count those packets as direct megaflow hits. */
+     * the caches count those packets as simple hits, and nothing else. */
     uint64_t layout = b->n[DP_STAT_LAYOUT_ONLY] - a->n[DP_STAT_LAYOUT_ONLY];
     c[SIM_COST_PARSE] =
         sim_sum(b->parse, PARSE_N_RESULTS) - sim_sum(a->parse, PARSE_N_RESULTS) - layout;
     c[SIM_COST_PARSE_LAYOUT] = layout;
     /* Lookups not answered directly by a port's classifier go through the
      * hash and the cache stages that exist. */
-    uint64_t cached = SIM_D_(FCACHE_STAT_LOOKUPS) - SIM_D_(FCACHE_STAT_DIRECT);
+    uint64_t cached = SIM_D_(FCACHE_STAT_LOOKUPS) - SIM_D_(FCACHE_STAT_DIRECT) -
+                      SIM_D_(FCACHE_STAT_SIMPLE_HITS);
     uint64_t emc_hits = SIM_D_(FCACHE_STAT_EMC_HITS);
     uint64_t smc_hits = SIM_D_(FCACHE_STAT_SMC_HITS);
     uint64_t past_emc = ctx->emc ? cached - emc_hits : cached;
@@ -767,9 +768,9 @@ void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct dp_counters *a
     c[SIM_COST_EMC_MISS] = ctx->emc ? past_emc : 0;
     c[SIM_COST_SMC_HIT] = smc_hits;
     c[SIM_COST_SMC_MISS] = ctx->smc ? past_emc - smc_hits : 0;
-    c[SIM_COST_MEGAFLOW_HIT] = SIM_D_(FCACHE_STAT_MEGAFLOW_HITS) - layout;
-    c[SIM_COST_SUBTABLE_PROBE] = SIM_D_(FCACHE_STAT_SUBTABLE_LOOKUPS) +
-                                 SIM_D_(FCACHE_STAT_SUBTABLE_LOOKUPS_MISS) - layout;
+    c[SIM_COST_MEGAFLOW_HIT] = SIM_D_(FCACHE_STAT_MEGAFLOW_HITS);
+    c[SIM_COST_SUBTABLE_PROBE] =
+        SIM_D_(FCACHE_STAT_SUBTABLE_LOOKUPS) + SIM_D_(FCACHE_STAT_SUBTABLE_LOOKUPS_MISS);
     c[SIM_COST_UPCALL] = SIM_D_(FCACHE_STAT_UPCALLS);
     c[SIM_COST_MEGAFLOW_INSTALL] = SIM_D_(FCACHE_STAT_MEGAFLOWS_INSTALLED);
 #undef SIM_D_
