@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -46,6 +47,7 @@ struct ctl_counters {
 
 struct ctl_server {
     char *path;
+    int lock_fd; /* PATH.lock, flock()ed for the server's lifetime */
     int listen_fd;
     int wake[2]; /* a byte on wake[1] tells the thread to stop */
     dev_t dev;   /* the socket file this server bound */
@@ -512,6 +514,46 @@ static int ctl_prepare_dir(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* Takes the lock file PATH.lock (created 0600 in the run directory, never
+ * removed) with an exclusive flock(), held until destroy. Whoever holds
+ * it owns the path: a second server starting at the same moment cannot
+ * take a socket that is bound but not yet listening (connect() refused,
+ * like a stale one) for stale and replace it. The kernel releases the
+ * lock when its holder dies, so a killed server leaves no stale lock. */
+static int ctl_lock_path(struct ctl_server *srv, char *err, size_t errlen)
+{
+    size_t n = strlen(srv->path) + sizeof ".lock";
+    char *lock = malloc(n);
+    if (!lock) {
+        fs_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(lock, n, "%s.lock", srv->path);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        fs_errf(err, errlen, "%s: %s", lock, strerror(errno));
+        free(lock);
+        return -1;
+    }
+    int rc;
+    do {
+        rc = flock(fd, LOCK_EX | LOCK_NB);
+    } while (rc && errno == EINTR);
+    if (rc) {
+        if (errno == EWOULDBLOCK)
+            fs_errf(err, errlen, "%s is in use by a running server (it holds %s)",
+                    srv->path, lock);
+        else
+            fs_errf(err, errlen, "%s: flock: %s", lock, strerror(errno));
+        close(fd);
+        free(lock);
+        return -1;
+    }
+    free(lock);
+    srv->lock_fd = fd;
+    return 0;
+}
+
 /* Makes the path free for bind(): nothing there, or a socket nobody
  * listens on any more (removed). A live server or a non-socket file is
  * an error. */
@@ -645,6 +687,7 @@ int ctl_server_create(const char *path, const struct ctl_command *table, size_t 
         fs_errf(err, errlen, "out of memory");
         return -1;
     }
+    srv->lock_fd = -1;
     srv->listen_fd = -1;
     srv->wake[0] = srv->wake[1] = -1;
     srv->table = table;
@@ -665,8 +708,8 @@ int ctl_server_create(const char *path, const struct ctl_command *table, size_t 
         fs_errf(err, errlen, "pipe: %s", strerror(errno));
         goto fail;
     }
-    if (ctl_prepare_dir(path, err, errlen) || ctl_claim_path(path, &addr, err, errlen) ||
-        ctl_bind(srv, &addr, err, errlen))
+    if (ctl_prepare_dir(path, err, errlen) || ctl_lock_path(srv, err, errlen) ||
+        ctl_claim_path(path, &addr, err, errlen) || ctl_bind(srv, &addr, err, errlen))
         goto fail;
     *out = srv;
     return 0;
@@ -714,6 +757,8 @@ void ctl_server_destroy(struct ctl_server *srv)
             unlink(srv->path);
         close(srv->listen_fd);
     }
+    if (srv->lock_fd >= 0)
+        close(srv->lock_fd); /* after the socket file is gone: releases the path */
     for (int i = 0; i < 2; i++)
         if (srv->wake[i] >= 0)
             close(srv->wake[i]);

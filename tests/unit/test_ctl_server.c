@@ -14,7 +14,9 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -591,6 +593,53 @@ static void test_stale_socket_replaced(void **state)
     close(fd);
 }
 
+/* A server between its bind() and listen() refuses connections as a dead
+ * one's socket does, but it holds the path's lock: a second server starting
+ * at that moment is refused and leaves the socket alone. Once the lock is
+ * free, the refusing socket is a stale one and is replaced. */
+static void test_starting_server_kept(void **state)
+{
+    struct ct_fx *fx = *state;
+    assert_int_equal(mkdir(fx->dir.run, 0700), 0);
+    char lock[96];
+    snprintf(lock, sizeof lock, "%s.lock", fx->dir.sock);
+    int lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(lock_fd >= 0);
+    assert_int_equal(flock(lock_fd, LOCK_EX | LOCK_NB), 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", fx->dir.sock);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (const struct sockaddr *)&a, sizeof a), 0);
+    struct stat before, after;
+    assert_int_equal(lstat(fx->dir.sock, &before), 0);
+    assert_int_equal(ct_connect(fx->dir.sock), -1);
+    assert_int_equal(errno, ECONNREFUSED);
+
+    char want[200];
+    snprintf(want, sizeof want, "%s is in use by a running server (it holds %s)",
+             fx->dir.sock, lock);
+    expect_create_error(fx->dir.sock, want);
+    assert_int_equal(lstat(fx->dir.sock, &after), 0);
+    assert_int_equal(after.st_ino, before.st_ino);
+
+    close(lock_fd); /* the starting server died before listen() */
+    close(fd);
+    fx_serve(fx, NULL);
+    int c = ct_connect(fx->dir.sock);
+    ask_expect(c, "echo took over\n", "OK", "took\nover\n");
+    close(c);
+    /* The running server holds the lock now. */
+    lock_fd = open(lock, O_RDWR | O_CLOEXEC);
+    assert_true(lock_fd >= 0);
+    assert_int_equal(flock(lock_fd, LOCK_EX | LOCK_NB), -1);
+    assert_int_equal(errno, EWOULDBLOCK);
+    ctl_server_destroy(fx->srv);
+    fx->srv = NULL;
+    assert_int_equal(flock(lock_fd, LOCK_EX | LOCK_NB), 0); /* released on destroy */
+    close(lock_fd);
+}
+
 /* ---- the command table -------------------------------------------------------------------- */
 
 static void test_bad_table(void **state)
@@ -640,6 +689,7 @@ int main(void)
         T_(test_unsafe_paths),
         T_(test_second_server_refused),
         T_(test_stale_socket_replaced),
+        T_(test_starting_server_kept),
         T_(test_bad_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
