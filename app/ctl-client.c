@@ -224,9 +224,11 @@ static void ctl_usage(FILE *out)
             "Options:\n"
             "  --socket PATH  the control socket (default: $FLOWSWITCH_CTL_SOCKET, else\n"
             "                 /run/flowswitch/flowswitch.ctl as root, else\n"
-            "                 $XDG_RUNTIME_DIR/flowswitch/flowswitch.ctl)\n"
+            "                 $XDG_RUNTIME_DIR/flowswitch/flowswitch.ctl, else\n"
+            "                 /tmp/flowswitch-UID/flowswitch.ctl)\n"
             "  --json         ask for the answer as JSON\n"
-            "  --timeout SEC  give up after SEC seconds (default %d; 0: wait for ever)\n"
+            "  --timeout SEC  give up after SEC seconds (default %d; 0: wait for ever;\n"
+            "                 a positive SEC is at least 1 ms)\n"
             "  --help         this text\n"
             "\n"
             "Exit status: 0 ok; 1 usage error, or the command failed (its reason on\n"
@@ -314,10 +316,14 @@ int ctl_cmd_main(int argc, char **argv, FILE *out, FILE *errout)
         fprintf(errout, "flowswitch ctl: %s\n", err);
         return 1;
     }
+    /* 0 ms means no limit: a positive timeout shorter than 0.5 ms must not
+     * round to it. */
+    unsigned timeout_ms = (unsigned)llround(timeout_s * 1000);
+    if (timeout_s > 0 && timeout_ms == 0)
+        timeout_ms = 1;
     struct ctl_reply reply;
-    enum ctl_client_result r = ctl_client_request(socket_path, line, len,
-                                                  (unsigned)llround(timeout_s * 1000),
-                                                  &reply, err, sizeof err);
+    enum ctl_client_result r = ctl_client_request(socket_path, line, len, timeout_ms, &reply,
+                                                  err, sizeof err);
     free(line);
     if (r != CTL_CLIENT_OK) {
         fprintf(errout, "flowswitch ctl: %s\n", err);

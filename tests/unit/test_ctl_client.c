@@ -221,17 +221,24 @@ static void test_fake_servers(void **state)
     FAKE("", 2, "", "the server closed the connection after 0 bytes", NULL);
     FAKE("OK 3\nabcdef", 0, "abc", NULL, NULL); /* what follows the answer is not read */
 
-    /* A server that never answers: the client gives up at its timeout. */
+    /* A server that never answers: the client gives up at its timeout, also
+     * one under half a millisecond (which must not round to 0, "no limit":
+     * should it, the alarm ends the test). */
     snprintf(path, sizeof path, "%s/mute.ctl", fx->dir.root);
-    int hold[2];
-    assert_int_equal(pipe(hold), 0);
-    f = (struct fake){.hold = hold[0]};
-    fake_start(&f, path);
-    expect_run(CTL("ctl", "--socket", path, "--timeout", "0.2", "help"), 2, "",
-               "no answer in time");
-    close(hold[1]);
-    fake_join(&f);
-    close(hold[0]);
+    static const char *const timeouts[] = {"0.2", "0.0004", "0.000001"};
+    for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+        int hold[2];
+        assert_int_equal(pipe(hold), 0);
+        f = (struct fake){.hold = hold[0]};
+        fake_start(&f, path);
+        alarm(CT_WAIT_MS / 1000);
+        expect_run(CTL("ctl", "--socket", path, "--timeout", timeouts[i], "help"), 2, "",
+                   "no answer in time");
+        alarm(0);
+        close(hold[1]);
+        fake_join(&f);
+        close(hold[0]);
+    }
 }
 
 static void test_library(void **state)
