@@ -177,10 +177,8 @@ static int control_ka_knob(struct control *c, const char *name, const char *valu
         return control_keepalive_set(c, !strcmp(value, "on"), err, errlen);
     }
     if (!strcmp(name, "keepalive-interval")) {
-        char *end;
-        unsigned long v = strtoul(value, &end, 10);
-        if (!*value || *value == '-' || *end || v < KA_INTERVAL_MIN_MS ||
-            v > KA_INTERVAL_MAX_MS) {
+        unsigned long v;
+        if (!fs_parse_uint(value, KA_INTERVAL_MIN_MS, KA_INTERVAL_MAX_MS, &v)) {
             fs_errf(err, errlen, "bad value '%s' for '%s' (expected ms, %d..%d)", value, name,
                     KA_INTERVAL_MIN_MS, KA_INTERVAL_MAX_MS);
             return -1;

@@ -523,13 +523,13 @@ static void cmd_megaflow_show(struct ctl_commands *cc, int argc, char **argv, bo
     struct pmd_runtime *rt = control_rt(c);
     long only = -1;
     if (argc > 1) {
-        char *end;
-        only = strtol(argv[1], &end, 10);
-        if (*end || end == argv[1] || only < 0 || only >= (long)pmd_runtime_n_pmds(rt)) {
+        unsigned long i;
+        if (!fs_parse_uint(argv[1], 0, pmd_runtime_n_pmds(rt) - 1, &i)) {
             ctl_answer_error(ans, "megaflow-show: no PMD '%s' (0..%u)", argv[1],
                              pmd_runtime_n_pmds(rt) - 1);
             return;
         }
+        only = (long)i;
     }
     bool answered[PMD_MAX];
     unsigned missing = control_request(c, DP_PMD_REQ_MEGAFLOW_DUMP, answered);

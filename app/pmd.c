@@ -29,6 +29,8 @@ _Static_assert(KA_MAX_PMDS == PMD_MAX, "a keep-alive slot per PMD");
  * how long a stalled PMD (the test hook) sleeps between looks at its flags. */
 #define PMD_REQUEST_POLL_NS (50 * 1000ull)
 #define PMD_STALL_POLL_NS (1000 * 1000ull)
+/* The highest CPU number pmd-cores and pmd-rxq-affinity accept. */
+#define PMD_CPU_MAX 4095
 
 /* ---- per-PMD state ------------------------------------------------------- */
 
@@ -160,41 +162,37 @@ void pmd_config_default(struct pmd_config *c)
 int pmd_config_parse_cores(struct pmd_config *c, const char *s, char *err,
                            size_t errlen)
 {
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
+        goto bad;
     unsigned n = 0;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long a = strtol(p, &end, 10);
-        if (end == p || errno || a < 0 || a > 4095)
+    for (char *p = buf, *next; p; p = next) {
+        char *comma = strchr(p, ',');
+        next = comma ? comma + 1 : NULL;
+        if (comma)
+            *comma = '\0';
+        char *dash = strchr(p, '-');
+        if (dash)
+            *dash = '\0';
+        unsigned long a, b;
+        if (!fs_parse_uint(p, 0, PMD_CPU_MAX, &a))
             goto bad;
-        long b = a;
-        if (*end == '-') {
-            p = end + 1;
-            b = strtol(p, &end, 10);
-            if (end == p || errno || b < a || b > 4095)
-                goto bad;
-        }
-        for (long x = a; x <= b; x++) {
+        b = a;
+        if (dash && !fs_parse_uint(dash + 1, a, PMD_CPU_MAX, &b))
+            goto bad;
+        for (unsigned long x = a; x <= b; x++) {
             if (n >= PMD_MAX) {
                 fs_errf(err, errlen, "pmd-cores '%s': more than %d cores", s, PMD_MAX);
                 return -1;
             }
             for (unsigned k = 0; k < n; k++)
                 if (c->cores[k] == (int)x) {
-                    fs_errf(err, errlen, "pmd-cores '%s': core %ld twice", s, x);
+                    fs_errf(err, errlen, "pmd-cores '%s': core %lu twice", s, x);
                     return -1;
                 }
             c->cores[n++] = (int)x;
         }
-        if (*end == ',')
-            end++;
-        else if (*end)
-            goto bad;
-        p = end;
     }
-    if (n == 0)
-        goto bad;
     c->n_pmds = n;
     return 0;
 bad:
@@ -230,28 +228,27 @@ int pmd_config_parse_affinity(struct pmd_config *c, const struct dp *dp,
             fs_errf(err, errlen, "pmd-rxq-affinity: unknown port '%s'", tok);
             return -1;
         }
-        char *end;
-        long q = strtol(c1 + 1, &end, 10);
+        unsigned long q, core;
         struct dp_port_info pi;
         dp_port_get(dp, (unsigned)port, &pi);
         unsigned nq = pi.dev ? netdev_n_rxq(pi.dev) : 0;
-        if (end == c1 + 1 || *end || q < 0 || (unsigned long)q >= nq) {
+        if (!nq || !fs_parse_uint(c1 + 1, 0, nq - 1, &q)) {
             fs_errf(err, errlen, "pmd-rxq-affinity: port %s has no rx queue '%s'", tok,
                     c1 + 1);
             return -1;
         }
-        long core = strtol(c2 + 1, &end, 10);
-        if (end == c2 + 1 || *end || core < 0) {
-            fs_errf(err, errlen, "pmd-rxq-affinity: bad PMD '%s'", c2 + 1);
+        if (!fs_parse_uint(c2 + 1, 0, PMD_CPU_MAX, &core)) {
+            fs_errf(err, errlen, "pmd-rxq-affinity: bad PMD '%s' (expected 0..%d)", c2 + 1,
+                    PMD_CPU_MAX);
             return -1;
         }
         int pmd = -1;
         bool pinned = c->cores[0] >= 0;
         for (unsigned i = 0; i < c->n_pmds; i++)
-            if (pinned ? c->cores[i] == (int)core : (long)i == core)
+            if (pinned ? c->cores[i] == (int)core : i == core)
                 pmd = (int)i;
         if (pmd < 0) {
-            fs_errf(err, errlen, "pmd-rxq-affinity: %s %ld is not a PMD",
+            fs_errf(err, errlen, "pmd-rxq-affinity: %s %lu is not a PMD",
                     pinned ? "core" : "PMD index", core);
             return -1;
         }
