@@ -482,7 +482,6 @@ avx2_mid(const uint8_t *p, size_t len, uint32_t sum)
     return (vs << rot) | (vs >> (-rot & 31));
 }
 
-
 /* Large-buffer kernel. One loop step is 256 bytes with the vector method (8
  * vectors, 4 accumulators, 24 vector operations: 6 cycles on the 4 vector
  * pipes) plus, on the integer units, 48 bytes with an add-with-carry chain

@@ -792,7 +792,7 @@ void dp_pmd_destroy(struct dp_pmd *pmd)
  * table or knob set published by the control thread, after sending what
  * it queued under the old ones, then announces the generation it synced
  * with (only then may the control thread free what was replaced), then
- * serves a posted request. Three loads when nothing changed. */
+ * serves a posted request. Four loads when nothing changed. */
 void dp_pmd_sync(struct dp_pmd *pmd)
 {
     struct dp *dp = pmd->dp;
@@ -987,8 +987,8 @@ static void dp_output_run(struct dp_pmd *pmd, struct pkt **pkts, unsigned n, uin
         (FS_CSUM_MACHINERY && (pmd->rx_flags & PKT_BATCH_F_PARTIAL))) {
         for (unsigned i = 0; i < n; i++)
             dp_output_cb(pmd, pkts[i], port);
-        if (!pmd->knobs->tx_batching && port < dp->n_ports && dp->ports[port].dev)
-            txq_flush(&pmd->txq[port], pmd->now);
+        if (!pmd->knobs->tx_batching) /* the run's own send calls (a tunnel's underlay) */
+            dp_pmd_flush_all(pmd);
         return;
     }
     struct txq *q = &pmd->txq[port];
@@ -1314,6 +1314,10 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         } else {
             pmd->n[DP_STAT_ACTION_RUNS]++;
             actions_execute(&ctx, pkts[i], &keys[i], a);
+            /* Without tx-batching a run of one action list leaves at its
+             * end, in send calls of its own. */
+            if (!pmd->knobs->tx_batching && (i + 1 == n || acts[i + 1] != a))
+                dp_pmd_flush_all(pmd);
         }
         i++;
     }
@@ -1384,7 +1388,6 @@ unsigned dp_pmd_poll(struct dp_pmd *pmd, uint64_t now)
     }
     return total;
 }
-
 
 void dp_port_remove(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
                     uint16_t port_no)

@@ -679,6 +679,7 @@ const struct action_list *fcache_lookup_port(struct fcache *fc, uint32_t in_port
     if (x == CLS_IDX_NONE) {
         /* Not simple: the caller broke the contract. Answer "no rule". */
         fc->st.n[FCACHE_STAT_UPCALLS] += n;
+        fc->st.n[FCACHE_STAT_UPCALL_MISSES] += n;
         fc->st.n[FCACHE_STAT_NO_RULE] += n;
         return NULL;
     }

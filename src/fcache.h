@@ -81,9 +81,9 @@ struct fcache_cfg {
     /* SMC */
     bool smc_enabled;             /* default true */
     uint32_t smc_entries;         /* power of two, 4..2^26; default 2^21:
-                                   * twice the flows a table this size is
-                                   * meant for, so that 8-way buckets
-                                   * rarely overflow (docs/performance.md) */
+                                   * two entries per flow at 1M flows, so
+                                   * that 8-way buckets rarely overflow
+                                   * (docs/performance.md) */
     /* Megaflows */
     uint32_t megaflow_max;        /* 1..2^22; default 65535 (all SMC-addressable);
                                    * on overflow one is evicted (CLOCK) */
@@ -162,7 +162,6 @@ const char *fcache_stat_name(enum fcache_stat s);
 
 /* dst += src, counter by counter. */
 void fcache_stats_add(struct fcache_stats *dst, const struct fcache_stats *src);
-
 
 /* Bytes per PMD. */
 struct fcache_memory {

@@ -147,8 +147,8 @@ void flow_wc_disprove(struct flow_mask *wc, const struct flow_key *k,
         wb[bf->ofs + i] |= best[bf->ofs + i];
 }
 
-/* flow_hash()'s constants, one per word (odd: a cold word's product is
- * zero only for a zero word). */
+/* flow_hash()'s constants, one per word (odd; a zero cold word adds
+ * nothing to the hash). */
 const uint64_t flow_hash_k[FLOW_U64S] = {
     FLOW_HASH_K0, FLOW_HASH_K1, FLOW_HASH_K2, FLOW_HASH_K3, FLOW_HASH_K4, FLOW_HASH_K5,
     0x15d25341edc5fe85ull, 0x23eb71643ac5c727ull, 0xf4a3cc3052800e05ull,

@@ -9,7 +9,6 @@
 #include "parse.h"
 #include "proto.h"
 
-
 /* One IP layer of a packet: the packet itself, or the inner packet of one
  * we encapsulated. */
 struct ol_view {

@@ -57,7 +57,6 @@ struct csum_stats {
     uint64_t n[CSUM_N_STATS];
 };
 
-
 static inline enum csum_state pkt_csum_get(const struct pkt *p, enum csum_layer l)
 {
     return (enum csum_state)p->csum[l];

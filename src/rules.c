@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
 #define VLAN_PCP_MASK 0xe000u
 #define VLAN_NONE     0xffffu /* dl_vlan=0xffff: "no 802.1Q tag" (OFP10_VLAN_NONE) */
 

@@ -22,13 +22,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "actions.h"
 #include "flow.h"
 #include "netdev.h"
 #include "offload.h"
 #include "packet.h"
 #include "proto.h"
-
 
 #define TNL_HLEN_V4 (ETH_HLEN + IPV4_HLEN + UDP_HLEN + VXLAN_HLEN) /* 50 */
 #define TNL_HLEN_V6 (ETH_HLEN + IPV6_HLEN + UDP_HLEN + VXLAN_HLEN) /* 70 */
@@ -105,6 +103,5 @@ int tnl_push(struct pkt *pkt, const struct tnl_cfg *t, uint32_t vni,
  * the tunnel's are then overwritten). Counts software verifications in st. */
 enum tnl_pop_result tnl_pop(struct pkt *pkt, const struct tnl_cfg *tunnels, unsigned n,
                             unsigned *which, struct flow_key *key, struct csum_stats *st);
-
 
 #endif

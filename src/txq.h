@@ -38,7 +38,6 @@ struct txq_stats {
     uint64_t wait_max_ns;
 };
 
-
 struct txq {
     struct netdev *dev;
     unsigned qid;

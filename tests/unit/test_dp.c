@@ -159,16 +159,19 @@ static void test_one_call_for_32_flows(void **state)
 
 /* tx-batching = off: each run of packets with one action list (here the
  * packets of one flow: each UDP source port has its own rule) leaves in
- * its own send call, in order; on: the batch in one call. */
+ * its own send call, in order, whether the list is one output or rewrites
+ * the packet first; on: the batch in one call. */
 static void test_tx_batching_off(void **state)
 {
     (void)state;
-    char rules[2048];
-    size_t n0 = 0;
-    for (unsigned k = 0; k < 16; k++)
-        n0 += (size_t)snprintf(rules + n0, sizeof rules - n0,
-                               "rule = priority=20,udp,tp_src=%u actions=output:p1\n", k);
-    for (int on = 0; on < 2; on++) {
+    for (int mode = 0; mode < 4; mode++) {
+        const bool on = mode & 1, rewrite = mode & 2;
+        char rules[4096];
+        size_t n0 = 0;
+        for (unsigned k = 0; k < 16; k++)
+            n0 += (size_t)snprintf(rules + n0, sizeof rules - n0,
+                                   "rule = priority=20,udp,tp_src=%u actions=%soutput:p1\n", k,
+                                   rewrite ? "mod_dl_src:02:00:00:00:00:07," : "");
         struct fx f = {0};
         fx_open(&f, on ? "tx-batching = on" : "tx-batching = off", rules);
         for (unsigned i = 0; i < 32; i++)
