@@ -82,8 +82,9 @@ static void run_usage(FILE *out)
             "--idle-sleep-us N sleeps N us in an idle iteration (default 0: busy poll).\n"
             "--ctl-socket PATH serves 'flowswitch ctl' there (default: [datapath]\n"
             "ctl-socket, else $FLOWSWITCH_CTL_SOCKET, else /run/flowswitch/flowswitch.ctl\n"
-            "as root, else $XDG_RUNTIME_DIR/flowswitch/flowswitch.ctl). SIGHUP re-reads\n"
-            "CONFIG: its rules and live knobs are applied, a broken file changes nothing.\n");
+            "as root, else $XDG_RUNTIME_DIR/flowswitch/flowswitch.ctl, else\n"
+            "/tmp/flowswitch-UID/flowswitch.ctl). SIGHUP re-reads CONFIG: its rules and\n"
+            "live knobs are applied, a broken file changes nothing.\n");
 }
 
 static int run_parse_secs(const char *s, double *out)
