@@ -44,17 +44,39 @@ int control_create(const struct control_params *p, struct control **out, char *e
     return 0;
 }
 
+int control_ka_interval_check(uint32_t interval_ms, uint32_t idle_sleep_us, char *err,
+                              size_t errlen)
+{
+    if ((uint64_t)interval_ms * 1000 >= 2ull * idle_sleep_us)
+        return 0;
+    fs_errf(err, errlen,
+            "keepalive-interval %u ms is too short for PMDs that sleep %u us when idle: "
+            "a sleeping PMD would look stalled (use at least %u ms, twice the idle sleep)",
+            (unsigned)interval_ms, (unsigned)idle_sleep_us,
+            (unsigned)((2ull * idle_sleep_us + 999) / 1000));
+    return -1;
+}
+
+/* Whether keep-alive is available and can judge the PMDs by interval_ms. */
+static int control_ka_usable(const struct control *c, uint32_t interval_ms, char *err,
+                             size_t errlen)
+{
+    if (!c->ka) {
+        fs_errf(err, errlen, "keep-alive is not available");
+        return -1;
+    }
+    return control_ka_interval_check(interval_ms, pmd_runtime_idle_sleep_us(c->rt), err,
+                                     errlen);
+}
+
 /* Keep-alive on or off: the monitor and the PMDs' heartbeats. */
 static int control_keepalive_set(struct control *c, bool on, char *err, size_t errlen)
 {
     if (on == atomic_load(&c->keepalive))
         return 0;
     if (on) {
-        if (!c->ka) {
-            fs_errf(err, errlen, "keep-alive is not available");
-            return -1;
-        }
-        if (ka_start(c->ka, err, errlen))
+        if (control_ka_usable(c, c->ka ? ka_interval_ms(c->ka) : 0, err, errlen) ||
+            ka_start(c->ka, err, errlen))
             return -1;
         pmd_runtime_keepalive(c->rt, true);
     } else {
@@ -183,10 +205,8 @@ static int control_ka_knob(struct control *c, const char *name, const char *valu
                     KA_INTERVAL_MIN_MS, KA_INTERVAL_MAX_MS);
             return -1;
         }
-        if (!c->ka) {
-            fs_errf(err, errlen, "keep-alive is not available");
+        if (control_ka_usable(c, (uint32_t)v, err, errlen))
             return -1;
-        }
         ka_set_interval(c->ka, (uint32_t)v);
         return 0;
     }
@@ -231,6 +251,7 @@ unsigned control_request(struct control *c, enum dp_pmd_request req, bool answer
 struct control_report {
     char applied[1024];
     char restart[1024];
+    char failed[1024]; /* changes that failed after the rules were published */
 };
 
 static void control_note(char *buf, size_t size, const char *fmt, ...)
@@ -290,8 +311,47 @@ static void control_restart_diffs(const struct config *run, const struct config 
             control_note(r->restart, sizeof r->restart, "%s", app[i].name);
 }
 
-/* Applies the datapath knobs of neu that differ from the running ones and
- * can change live; notes the others. The values were validated. */
+/* Checks, before anything is published, that the running datapath can take
+ * the live changes of neu: the running knobs with neu's live values must be
+ * a set a datapath accepts (a live knob may depend on one that needs a
+ * restart: smc = on and the running smc-entries), and keep-alive must be
+ * able to take neu's interval. Notes the knobs that need a restart.
+ * Returns 0, or -1 with the reason in err. */
+static int control_reload_check(struct control *c, const struct config *neu,
+                                struct control_report *r, char *err, size_t errlen)
+{
+    struct dp_knobs next = *dp_get_knobs(c->dp);
+    char names[1024];
+    dp_knobs_names(names, sizeof names);
+    char *save = NULL;
+    for (char *name = strtok_r(names, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
+        char was[64], now[64];
+        if (dp_knobs_get(&next, name, was, sizeof was) ||
+            dp_knobs_get(&neu->knobs, name, now, sizeof now) || !strcmp(was, now))
+            continue;
+        if (!dp_knob_is_live(name))
+            control_note(r->restart, sizeof r->restart, "%s %s -> %s", name, was, now);
+        else if (dp_knobs_set(&next, name, now, err, errlen))
+            return -1;
+    }
+    struct dp *probe;
+    char why[512];
+    if (dp_create(&next, &probe, why, sizeof why)) {
+        fs_errf(err, errlen, "%s (with the running values of the knobs that need a restart)",
+                why);
+        return -1;
+    }
+    dp_destroy(probe);
+    bool interval_changes = c->ka && ka_interval_ms(c->ka) != neu->keepalive_interval_ms;
+    if ((neu->keepalive || interval_changes) &&
+        control_ka_usable(c, neu->keepalive_interval_ms, err, errlen))
+        return -1;
+    return 0;
+}
+
+/* Applies the live knobs of neu that differ from the running ones (checked
+ * by control_reload_check()); what still fails (out of memory, a thread
+ * that cannot start) goes to r->failed. */
 static void control_reload_knobs(struct control *c, const struct config *neu,
                                  struct control_report *r)
 {
@@ -300,16 +360,13 @@ static void control_reload_knobs(struct control *c, const struct config *neu,
     char *save = NULL;
     for (char *name = strtok_r(names, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
         char was[64], now[64], err[256];
-        if (dp_knobs_get(dp_get_knobs(c->dp), name, was, sizeof was) ||
+        if (!dp_knob_is_live(name) || dp_knobs_get(dp_get_knobs(c->dp), name, was, sizeof was) ||
             dp_knobs_get(&neu->knobs, name, now, sizeof now) || !strcmp(was, now))
             continue;
-        if (!dp_knob_is_live(name)) {
-            control_note(r->restart, sizeof r->restart, "%s %s -> %s", name, was, now);
-        } else if (dp_knob_update(c->dp, name, now, err, sizeof err)) {
-            control_note(r->applied, sizeof r->applied, "%s not changed: %s", name, err);
-        } else {
+        if (dp_knob_update(c->dp, name, now, err, sizeof err))
+            control_note(r->failed, sizeof r->failed, "%s %s -> %s: %s", name, was, now, err);
+        else
             control_note(r->applied, sizeof r->applied, "%s %s -> %s", name, was, now);
-        }
     }
     if (c->ka && ka_interval_ms(c->ka) != neu->keepalive_interval_ms) {
         control_note(r->applied, sizeof r->applied, "keepalive-interval %u -> %u",
@@ -319,7 +376,8 @@ static void control_reload_knobs(struct control *c, const struct config *neu,
     if (neu->keepalive != atomic_load(&c->keepalive)) {
         char err[256];
         if (control_keepalive_set(c, neu->keepalive, err, sizeof err))
-            control_note(r->applied, sizeof r->applied, "keepalive not changed: %s", err);
+            control_note(r->failed, sizeof r->failed, "keepalive %s: %s",
+                         neu->keepalive ? "on" : "off", err);
         else
             control_note(r->applied, sizeof r->applied, "keepalive %s",
                          neu->keepalive ? "on" : "off");
@@ -350,10 +408,13 @@ int control_reload(struct control *c, FILE *log)
     dp_destroy(probe);
 
     control_lock(c);
-    struct control_report r = {"", ""};
+    struct control_report r = {"", "", ""};
     struct dp_rule_edit e = {.clear = true, .add = neu.rules, .n_add = neu.n_rules};
-    int rc = dp_rules_apply(c->dp, &e, path, err, sizeof err);
+    int rc = control_reload_check(c, &neu, &r, why, sizeof why);
     if (rc) {
+        fprintf(log, "%s: [datapath]: %s\nflowswitch: reload of %s rejected, the running "
+                     "configuration stays\n", path, why, path);
+    } else if ((rc = dp_rules_apply(c->dp, &e, path, err, sizeof err))) {
         fprintf(log, "%s\nflowswitch: reload of %s rejected, the running configuration stays\n",
                 err, path);
     } else {
@@ -362,6 +423,10 @@ int control_reload(struct control *c, FILE *log)
         control_restart_diffs(c->cfg, &neu, &r);
         control_lag lag = control_settle(c);
         fprintf(log, "flowswitch: reloaded %s: %s\n", path, r.applied);
+        if (r.failed[0]) {
+            fprintf(log, "flowswitch: reload of %s failed, not applied: %s\n", path, r.failed);
+            rc = -1;
+        }
         if (r.restart[0])
             fprintf(log, "flowswitch: reload of %s: not applied, needs a restart: %s\n", path,
                      r.restart);

@@ -75,12 +75,23 @@ typedef uint32_t control_lag;
 int control_rules_apply(struct control *c, const struct dp_rule_edit *e, const char *origin,
                         control_lag *lag, char *err, size_t errlen);
 
+/* Whether keep-alive can judge PMDs that sleep idle_sleep_us when idle by
+ * an interval of interval_ms: an idle PMD is silent for up to one sleep and
+ * one poll, and the monitor may see that silence one check period (a
+ * quarter interval) late, so the interval must be at least twice the idle
+ * sleep. A shorter one is refused rather than stretched, so that the
+ * interval an operator reads is the one stalls are judged by. Returns 0,
+ * or -1 with the reason in err. */
+int control_ka_interval_check(uint32_t interval_ms, uint32_t idle_sleep_us, char *err,
+                              size_t errlen);
+
 /* Sets a knob while the PMDs run: a live datapath knob (dp_knob_update():
  * tx-flush-interval, tx-retries, bad-csum, emc-insert-inv-prob, smc), or
  * keep-alive (keepalive or keep-alive = on|off) and keepalive-interval
- * (ms). Waits for the PMDs like control_rules_apply(). Returns 0, or -1
- * with the reason in err (unknown knob, bad value, or one that needs a
- * restart). */
+ * (ms; keep-alive on and the interval both pass
+ * control_ka_interval_check()). Waits for the PMDs like
+ * control_rules_apply(). Returns 0, or -1 with the reason in err (unknown
+ * knob, bad value, or one that needs a restart). */
 int control_knob_set(struct control *c, const char *name, const char *value,
                      control_lag *lag, char *err, size_t errlen);
 
@@ -101,9 +112,14 @@ int control_reclaim(struct control *c);
  * running configuration as the ctl commands would: the file's rules as one
  * edit that first removes every rule, the knobs that can change live; the
  * rest (ports, cache sizes, PMD layout, socket...) is reported as needing
- * a restart. A file with an error is rejected as a whole ("file:line:
- * reason" on log) and nothing changes. Takes the mutex itself. Returns 0
- * if the file was applied, -1 if rejected. */
+ * a restart. Everything is validated before anything is published: a file
+ * with an error, or live knob values the running datapath cannot take
+ * (with its knobs that need a restart), is rejected as a whole ("file:line:
+ * reason" or "file: [datapath]: reason" on log) and nothing changes. Takes
+ * the mutex itself. Returns 0 if the file was applied; -1 if it was
+ * rejected, or if a change failed after the rules were published (out of
+ * memory, a monitor thread that cannot start: "reload of FILE failed" on
+ * log, naming what was not applied). */
 int control_reload(struct control *c, FILE *log);
 
 #endif

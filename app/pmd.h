@@ -94,6 +94,9 @@ void pmd_runtime_destroy(struct pmd_runtime *rt);
 
 unsigned pmd_runtime_n_pmds(const struct pmd_runtime *rt);
 
+/* How long an idle PMD sleeps per iteration (pmd_config.idle_sleep_us). */
+uint32_t pmd_runtime_idle_sleep_us(const struct pmd_runtime *rt);
+
 /* The dp_pmd of every PMD, for dp_stats_collect() (read them only after
  * pmd_runtime_stop). */
 struct dp_pmd *const *pmd_runtime_pmds(const struct pmd_runtime *rt);
@@ -118,7 +121,9 @@ void pmd_runtime_set_keepalive(struct pmd_runtime *rt, struct ka *ka);
 
 /* Makes every PMD beat its heartbeat once per poll iteration (on) or not
  * (off), from its next iteration; any thread. A PMD runs its poll loop
- * specialised for keep-alive on or off, so off costs the loop nothing. */
+ * specialised for keep-alive on or off, so off costs the loop nothing. It
+ * beats before its idle sleep, so an idle PMD is silent for at most one
+ * idle sleep and one poll (control_ka_interval_check()). */
 void pmd_runtime_keepalive(struct pmd_runtime *rt, bool on);
 
 /* Test hook: PMD i stops polling (and beating) until released, as a PMD

@@ -352,6 +352,14 @@ int fs_cmd_run(int argc, char **argv)
         config_free(&cfg);
         goto out_eal;
     }
+    /* Keep-alive that would take idle-sleeping PMDs for stalled ones is
+     * refused before anything opens (control_ka_interval_check()). */
+    if (cfg.keepalive && control_ka_interval_check(cfg.keepalive_interval_ms,
+                                                   (uint32_t)o.idle_sleep_us, err, sizeof err)) {
+        fprintf(stderr, "flowswitch run: %s\n", err);
+        config_free(&cfg);
+        goto out_eal;
+    }
     /* The control socket first: a second run on the same socket stops
      * here, before it opens (and truncates) anything of the first one's. */
     char sock[256];

@@ -34,6 +34,7 @@
 #include "helpers/ctl_test.h"
 #include "keepalive.h"
 #include "pmd.h"
+#include "smc.h"
 
 #define FX_PMDS 4   /* PMD 3 gets no rx queue: it never runs */
 #define FX_WAIT_MS 300 /* the control plane's wait for PMDs */
@@ -89,7 +90,9 @@ static const char fx_ini[] = "[datapath]\n"
                              "[port p2]\ntype = dummy\n"
                              "[rules]\nrule = in_port=p0 actions=output:p1\n";
 
-static int fx_setup(void **state)
+/* The fixture running config 'ini', its PMDs sleeping idle_sleep_us when
+ * idle. */
+static int fx_setup_with(void **state, const char *ini, uint32_t idle_sleep_us)
 {
     struct fx *f = calloc(1, sizeof *f);
     assert_non_null(f);
@@ -99,7 +102,7 @@ static int fx_setup(void **state)
     char src[96];
     snprintf(src, sizeof src, "%s/in.pcap", f->dir.root);
     write_source(src);
-    fx_write(f, "fs.ini", fx_ini);
+    fx_write(f, "fs.ini", ini);
     snprintf(f->cfg_path, sizeof f->cfg_path, "%s/fs.ini", f->dir.root);
     char err[512];
     if (config_load(f->cfg_path, &f->cfg, err, sizeof err) ||
@@ -108,7 +111,7 @@ static int fx_setup(void **state)
     struct pmd_config pc;
     pmd_config_default(&pc);
     pc.n_pmds = FX_PMDS;
-    pc.idle_sleep_us = 20; /* shared machines, sanitizers: do not spin */
+    pc.idle_sleep_us = idle_sleep_us;
     assert_int_equal(pmd_runtime_create(f->dp, &pc, &f->rt, err, sizeof err), 0);
     assert_int_equal(ka_create(FX_PMDS, f->cfg.keepalive_interval_ms, &f->ka, err, sizeof err), 0);
     pmd_runtime_set_keepalive(f->rt, f->ka);
@@ -126,6 +129,29 @@ static int fx_setup(void **state)
         fail_msg("%s", err);
     *state = f;
     return 0;
+}
+
+static int fx_setup(void **state)
+{
+    return fx_setup_with(state, fx_ini, 20); /* shared machines, sanitizers: do not spin */
+}
+
+/* PMDs that sleep 30 ms when idle. */
+static int fx_setup_sleepy(void **state)
+{
+    return fx_setup_with(state, fx_ini, 30000);
+}
+
+/* The SMC off, with a size it could not have on (a power of two is only
+ * required of an SMC in use). */
+static int fx_setup_smc_off(void **state)
+{
+    static const char ini[] = "[datapath]\nkeepalive-interval = 50\nsmc = off\nsmc-entries = 12\n"
+                              "[port p0]\ntype = pcap\nrx = in.pcap\nrx-loop = forever\n"
+                              "[port p1]\ntype = dummy\n"
+                              "[port p2]\ntype = dummy\n"
+                              "[rules]\nrule = in_port=p0 actions=output:p1\n";
+    return fx_setup_with(state, ini, 20);
 }
 
 /* Stops everything in run's order and checks conservation. */
@@ -526,6 +552,144 @@ static void test_reload(void **state)
     fx_write(f, "fs.ini", fx_ini);
 }
 
+/* A reload whose live knob change the running datapath refuses (smc = on
+ * needs the running smc-entries, 12, to be a power of two; the file's own
+ * 16 takes a restart) is rejected before anything is published: the rules
+ * and every knob stay as they were. */
+static void test_reload_refused_whole(void **state)
+{
+    struct fx *f = *state;
+    fx_write(f, "fs.ini",
+             "[datapath]\nkeepalive-interval = 50\ntx-flush-interval = 25\nsmc = on\n"
+             "smc-entries = 16\n"
+             "[port p0]\ntype = pcap\nrx = in.pcap\nrx-loop = forever\n"
+             "[port p1]\ntype = dummy\n"
+             "[port p2]\ntype = dummy\n"
+             "[rules]\nrule = in_port=p0 actions=output:p2\nrule = priority=1 actions=drop\n");
+    char want[1024];
+    snprintf(want, sizeof want,
+             "%s: [datapath]: smc-entries must be a power of two between %u and %u (with the "
+             "running values of the knobs that need a restart)\n"
+             "flowswitch: reload of %s rejected, the running configuration stays\n",
+             f->cfg_path, (unsigned)SMC_WAYS, (unsigned)SMC_MAX_ENTRIES, f->cfg_path);
+    assert_string_equal(reload(f, -1), want);
+    assert_string_equal(knob(f, "tx-flush-interval"), "0");
+    assert_string_equal(knob(f, "smc"), "off");
+    assert_string_equal(knob(f, "smc-entries"), "12");
+    assert_string_equal(ask_ok(f, "rule-show"),
+                        "1 rules, in lookup order (priority, rule):\n"
+                        "  32768  in_port=p0 actions=output:p1\n");
+    fx_write(f, "fs.ini", fx_ini);
+}
+
+/* PMDs that sleep 30 ms when idle are silent that long: keep-alive refuses
+ * an interval under twice that, when turned on and when changed, rather
+ * than report them stalled. */
+static void test_keepalive_idle_sleep(void **state)
+{
+    struct fx *f = *state;
+    /* A reload that turns it on is rejected before its rules apply. */
+    fx_write(f, "fs.ini",
+             "[datapath]\nkeepalive = on\nkeepalive-interval = 50\n"
+             "[port p0]\ntype = pcap\nrx = in.pcap\nrx-loop = forever\n"
+             "[port p1]\ntype = dummy\n"
+             "[port p2]\ntype = dummy\n"
+             "[rules]\nrule = in_port=p0 actions=output:p2\n");
+    char want[1024];
+    snprintf(want, sizeof want,
+             "%s: [datapath]: keepalive-interval 50 ms is too short for PMDs that sleep 30000 "
+             "us when idle: a sleeping PMD would look stalled (use at least 60 ms, twice the "
+             "idle sleep)\n"
+             "flowswitch: reload of %s rejected, the running configuration stays\n",
+             f->cfg_path, f->cfg_path);
+    assert_string_equal(reload(f, -1), want);
+    assert_string_equal(ask_ok(f, "rule-show"),
+                        "1 rules, in lookup order (priority, rule):\n"
+                        "  32768  in_port=p0 actions=output:p1\n");
+    fx_write(f, "fs.ini", fx_ini);
+
+    bool error;
+    const char *a = ask(f, &error, "set keep-alive=on");
+    assert_true(error);
+    assert_string_equal(a, "set: keepalive-interval 50 ms is too short for PMDs that sleep "
+                           "30000 us when idle: a sleeping PMD would look stalled (use at "
+                           "least 60 ms, twice the idle sleep)\n");
+    assert_false(control_keepalive(f->ctl));
+    a = ask(f, &error, "set keepalive-interval=59");
+    assert_true(error);
+    assert_non_null(strstr(a, "keepalive-interval 59 ms is too short"));
+    assert_string_equal(knob(f, "keepalive-interval"), "50");
+    assert_string_equal(ask_ok(f, "set keepalive-interval=60"), "keepalive-interval = 60\n");
+    assert_string_equal(ask_ok(f, "set keep-alive=on"), "keep-alive = on\n");
+
+    /* The rule itself (what run checks at start-up). */
+    char err[256];
+    assert_int_equal(control_ka_interval_check(1000, 500000, err, sizeof err), 0);
+    assert_int_equal(control_ka_interval_check(1, 0, err, sizeof err), 0);
+    assert_int_equal(control_ka_interval_check(1000, 1000000, err, sizeof err), -1);
+    assert_non_null(strstr(err, "(use at least 2000 ms, twice the idle sleep)"));
+    assert_int_equal(control_ka_interval_check(1, 501, err, sizeof err), -1);
+    assert_non_null(strstr(err, "(use at least 2 ms,"));
+}
+
+/* Every number the switch takes is plain decimal digits in range
+ * (fs_parse_uint()): no sign, no blanks. */
+static void test_number_syntax(void **state)
+{
+    struct fx *f = *state;
+    static const char *const bad_ms[] = {"+100", "' 100'", "100ms", "0x10", "''", "0"};
+    for (size_t i = 0; i < sizeof bad_ms / sizeof bad_ms[0]; i++) {
+        bool error;
+        const char *a = ask(f, &error, "set keepalive-interval=%s", bad_ms[i]);
+        assert_true(error);
+        assert_non_null(strstr(a, "for 'keepalive-interval' (expected ms, 1..3600000)"));
+    }
+    assert_string_equal(knob(f, "keepalive-interval"), "50");
+    static const char *const bad_pmd[] = {"+1", "' 1'", "-0", "4", "1x"};
+    for (size_t i = 0; i < sizeof bad_pmd / sizeof bad_pmd[0]; i++) {
+        bool error;
+        const char *a = ask(f, &error, "megaflow-show %s", bad_pmd[i]);
+        assert_true(error);
+        assert_non_null(strstr(a, "megaflow-show: no PMD '"));
+        assert_non_null(strstr(a, "' (0..3)\n"));
+    }
+    ask_ok(f, "megaflow-show 3");
+
+    struct pmd_config pc;
+    char err[256];
+    static const char *const bad_cores[] = {"1,+2", " 1", "1,", ",1", "1-", "3-1", "1--2",
+                                            "4096", ""};
+    for (size_t i = 0; i < sizeof bad_cores / sizeof bad_cores[0]; i++) {
+        pmd_config_default(&pc);
+        assert_int_equal(pmd_config_parse_cores(&pc, bad_cores[i], err, sizeof err), -1);
+        assert_non_null(strstr(err, "expected a CPU list like 1,2 or 1-3"));
+    }
+    pmd_config_default(&pc);
+    assert_int_equal(pmd_config_parse_cores(&pc, "1-3,5,4095", err, sizeof err), 0);
+    assert_int_equal(pc.n_pmds, 5);
+    assert_int_equal(pc.cores[0], 1);
+    assert_int_equal(pc.cores[2], 3);
+    assert_int_equal(pc.cores[3], 5);
+    assert_int_equal(pc.cores[4], 4095);
+    assert_int_equal(pmd_config_parse_cores(&pc, "2,1-2", err, sizeof err), -1);
+    assert_string_equal(err, "pmd-cores '2,1-2': core 2 twice");
+
+    pmd_config_default(&pc);
+    pc.n_pmds = 2;
+    assert_int_equal(pmd_config_parse_affinity(&pc, f->dp, "p0:+0:1", err, sizeof err), -1);
+    assert_string_equal(err, "pmd-rxq-affinity: port p0 has no rx queue '+0'");
+    assert_int_equal(pmd_config_parse_affinity(&pc, f->dp, "p0:1:1", err, sizeof err), -1);
+    assert_int_equal(pmd_config_parse_affinity(&pc, f->dp, "p0:0: 1", err, sizeof err), -1);
+    assert_string_equal(err, "pmd-rxq-affinity: bad PMD ' 1' (expected 0..4095)");
+    assert_int_equal(pmd_config_parse_affinity(&pc, f->dp, "p0:0:2", err, sizeof err), -1);
+    assert_string_equal(err, "pmd-rxq-affinity: PMD index 2 is not a PMD");
+    assert_int_equal(pc.n_affinity, 0);
+    assert_int_equal(pmd_config_parse_affinity(&pc, f->dp, "p0:0:1", err, sizeof err), 0);
+    assert_int_equal(pc.n_affinity, 1);
+    assert_int_equal(pc.affinity[0].qid, 0);
+    assert_int_equal(pc.affinity[0].pmd, 1);
+}
+
 /* Eight clients at once, each a series of reads and changes. */
 struct client_arg {
     struct fx *f;
@@ -581,6 +745,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rule_load, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_keepalive, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reload, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_reload_refused_whole, fx_setup_smc_off,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_keepalive_idle_sleep, fx_setup_sleepy,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_number_syntax, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_clients, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

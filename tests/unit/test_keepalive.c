@@ -128,6 +128,48 @@ static void test_stall_and_resume(void **state)
     ka_destroy(ka);
 }
 
+/* The silence of an idle PMD that sleeps S between polls (the poll itself
+ * taking 1 ms) and beats once per poll, judged at the monitor's cadence
+ * (each check a period after the previous one ended: 0.1 ms of its own
+ * later): how many stalls it is charged with over 40 intervals, at 17
+ * phases of its beats against the checks. */
+static uint64_t idle_pmd_stalls(uint64_t interval, uint64_t sleep)
+{
+    const uint64_t period = interval / KA_CHECKS_PER_INTERVAL, poll = 1 * MS;
+    const uint64_t check_cost = MS / 10;
+    uint64_t stalls = 0;
+    for (uint64_t phase = 0; phase < 17; phase++) {
+        struct ka *ka = make(1, (uint32_t)(interval / MS));
+        uint64_t iter = 0, next_beat = phase * period / 17, next_check = 0;
+        for (uint64_t t = 0; t <= 40 * interval; t += MS / 10) {
+            if (t >= next_beat) {
+                ka_heartbeat_beat(ka_heartbeat(ka, 0), ++iter);
+                next_beat = t + sleep + poll;
+            }
+            if (t >= next_check) {
+                ka_check(ka, t);
+                next_check = t + check_cost + period;
+            }
+        }
+        stalls += status_of(ka, 0).stalls;
+        ka_destroy(ka);
+    }
+    return stalls;
+}
+
+/* The bound control_ka_interval_check() rests on: a PMD that sleeps up to
+ * half an interval when idle is never taken for stalled; one that sleeps a
+ * whole interval (an idle sleep of 1 s under the default 1000 ms) is. */
+static void test_idle_sleep_bound(void **state)
+{
+    (void)state;
+    const uint64_t interval = 100 * MS;
+    assert_int_equal(idle_pmd_stalls(interval, 0), 0);
+    assert_int_equal(idle_pmd_stalls(interval, interval / 4), 0);
+    assert_int_equal(idle_pmd_stalls(interval, interval / 2), 0);
+    assert_true(idle_pmd_stalls(interval, interval) > 0);
+}
+
 static uint64_t rng_next(uint64_t *s)
 {
     *s ^= *s << 13;
@@ -354,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_names_and_limits),
         cmocka_unit_test(test_slots_own_lines),
         cmocka_unit_test(test_stall_and_resume),
+        cmocka_unit_test(test_idle_sleep_bound),
         cmocka_unit_test(test_random_patterns),
         cmocka_unit_test(test_never_beaten_and_idle_toggle),
         cmocka_unit_test(test_json),
