@@ -26,8 +26,12 @@
  * set before bind(), which Linux applies to the file it creates, so there
  * is no window with a wider mode and no process-wide umask change (other
  * threads may be creating files); the mode and owner are verified after
- * bind(). A path where a live server answers is refused; a socket left by
- * a process that died (connect() fails with ECONNREFUSED) is replaced.
+ * bind(). The server holds an exclusive flock() on PATH.lock (never
+ * deleted: deleting it would race with the next locker) from before the
+ * stale check until it is destroyed, so two servers starting at once
+ * cannot both take the path. A path whose lock is held, or where a live
+ * server answers, is refused; a socket left by a process that died (lock
+ * free, connect() fails with ECONNREFUSED) is replaced.
  *
  * Commands: the server answers `help` (the table, with usage and help
  * text) and `version` itself; every other command comes from the table.
