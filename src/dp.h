@@ -10,10 +10,10 @@
  * thread; each dp_pmd is used by one thread at a time. Rule and knob
  * changes are published to the PMDs without locks on their fast path: a
  * PMD takes them at the start of its next dp_pmd_poll() (its quiescent
- * point), after flushing its output queues, and a replaced rule table is
- * freed once every PMD has moved past it (dp_rules_reclaim). Requests
- * about a PMD's own state (its caches) are served at the same point
- * (dp_pmd_request_post).
+ * point), after flushing its output queues, and a replaced rule table or
+ * knob set is freed once every PMD has synced with a later publication
+ * (dp_rules_reclaim). Requests about a PMD's own state (its caches) are
+ * served at the same point (dp_pmd_request_post).
  *
  * Conservation, per PMD and in total, at every step:
  *   rx + copies = tx + dropped + queued
