@@ -375,7 +375,7 @@ int main(int argc, char **argv)
                                   (size_t)runs)
                         .median;
 
-    printf("checksum throughput, GB/s (median of %d x %.2f s; aligned / "
+    printf("checksum throughput, GB/s (median of %d x %g s; aligned / "
            "unaligned = offset 1)\n",
            runs, target);
     printf("active kernel: %s; read_ceiling: %s\n",
