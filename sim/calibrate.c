@@ -410,7 +410,10 @@ static int cal_poll(struct cal_run *r, const struct cal_workload *w, unsigned bu
                              .tx = cal_tx_pending(r)};
     cal_collect(r);
     if (cycles) {
-        sim_poll_counts(&r->ctx, &a, &b, &io, counts);
+        struct sim_cost_snap sa, sb;
+        sim_cost_snap(&a, &sa);
+        sim_cost_snap(&b, &sb);
+        sim_poll_counts(&r->ctx, &sa, &sb, &io, counts);
         *cycles = t1 - t0;
     }
     return 0;

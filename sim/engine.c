@@ -70,16 +70,27 @@ struct sim_port {
     pcap_dumper_t *dump;
 };
 
+/* An rx queue a virtual PMD polls (resolved once: the assignment is
+ * fixed for the run). */
+struct sim_rxq_ref {
+    struct sim_port *sp;
+    uint16_t qid;
+};
+
 struct sim_vpmd {
     struct dp_pmd *pmd;
+    struct sim_rxq_ref *rxqs;    /* the queues it polls */
+    unsigned n_rxqs;
+    unsigned *txq;               /* its tx queue on each port (by index) */
     bool scheduled;              /* a poll event is in the queue */
     bool idle;                   /* its last poll received nothing */
     uint64_t next_poll;          /* the time of its live poll event */
     uint64_t free_at;            /* when its last poll's work ended */
     double carry;                /* fraction of a ns of cost not yet charged */
+    bool has_pending;
     uint64_t pending[SIM_COST_N]; /* work done for it outside the core (an
                                    * eager vhost rx), charged at its next poll */
-    struct dp_counters prev;
+    struct sim_cost_snap prev;
     struct sim_pmd_result *res;
 };
 
@@ -293,29 +304,9 @@ static int sim_add_ports(struct sim *s, char *err, size_t errlen)
 }
 
 /* The engine's knowledge of the rules, for a sink: a stream's packets are
- * expected at its expect_port, transformed as configured. */
-struct sim_sink_ref {
-    const struct sim *s;
-    unsigned port;
-};
-
-static bool sim_expect_cb(void *aux, uint16_t model_id, const struct sim_flow_desc *flow,
-                          uint64_t seq, struct sim_expect *exp)
-{
-    const struct sim_sink_ref *ref = aux;
-    (void)flow;
-    (void)seq;
-    const struct sim_cfg *c = ref->s->cfg;
-    if (model_id == 0 || model_id > c->n_streams)
-        return false;
-    const struct sim_stream_cfg *sc = &c->streams[model_id - 1];
-    if (sc->expect_port < 0 || (unsigned)sc->expect_port != ref->port)
-        return false;
-    *exp = sc->expect;
-    return true;
-}
-
-static int sim_add_sinks(struct sim *s, struct sim_sink_ref *refs, char *err, size_t errlen)
+ * expected at its expect_port, transformed as configured, and nowhere
+ * else. */
+static int sim_add_sinks(struct sim *s, char *err, size_t errlen)
 {
     const struct sim_cfg *c = s->cfg;
     for (size_t i = 0; i < c->n_ports; i++) {
@@ -327,13 +318,16 @@ static int sim_add_sinks(struct sim *s, struct sim_sink_ref *refs, char *err, si
             fs_errf(err, errlen, "out of memory");
             return -1;
         }
-        for (size_t k = 0; k < c->n_streams; k++)
-            if (sim_verify_add_model(sp->verify, s->streams[k].traffic)) {
-                fs_errf(err, errlen, "out of memory");
+        for (size_t k = 0; k < c->n_streams; k++) {
+            const struct sim_stream_cfg *sc = &c->streams[k];
+            bool here = sc->expect_port >= 0 && (size_t)sc->expect_port == i;
+            if (sim_verify_add_model(sp->verify, s->streams[k].traffic) ||
+                sim_verify_expect_model(sp->verify, sim_traffic_id(s->streams[k].traffic),
+                                        here ? &sc->expect : NULL)) {
+                fs_errf(err, errlen, "out of memory"); /* the loader caps transforms */
                 return -1;
             }
-        refs[i] = (struct sim_sink_ref){s, (unsigned)i};
-        sim_verify_expect_by_flow(sp->verify, sim_expect_cb, &refs[i]);
+        }
         if (sp->cfg->capture && c->out_dir) {
             char path[4096];
             if (snprintf(path, sizeof path, "%s/%s.pcap", c->out_dir, sp->cfg->name) >=
@@ -365,24 +359,37 @@ static int sim_add_pmds(struct sim *s, char *err, size_t errlen)
         }
         s->pmds[i].pmd = s->dpps[i];
         s->pmds[i].res = &s->res->pmds[i];
-        dp_pmd_counters(s->dpps[i], &s->pmds[i].prev);
+        struct dp_counters cur;
+        dp_pmd_counters(s->dpps[i], &cur);
+        sim_cost_snap(&cur, &s->pmds[i].prev);
     }
     if (dp_assign_rxqs(s->dp, s->dpps, c->n_pmds, NULL, 0, err, errlen))
         return -1;
     for (unsigned i = 0; i < c->n_pmds; i++) {
         struct dp_pmd *pmd = s->dpps[i];
-        s->pmds[i].res->rxqs = dp_pmd_n_rxqs(pmd);
+        struct sim_vpmd *v = &s->pmds[i];
+        v->res->rxqs = dp_pmd_n_rxqs(pmd);
+        v->rxqs = calloc(v->res->rxqs ? v->res->rxqs : 1, sizeof *v->rxqs);
+        v->txq = calloc(c->n_ports ? c->n_ports : 1, sizeof *v->txq);
+        if (!v->rxqs || !v->txq) {
+            fs_errf(err, errlen, "out of memory");
+            return -1;
+        }
         for (unsigned k = 0; k < dp_pmd_n_rxqs(pmd); k++) {
             uint16_t port, qid;
             dp_pmd_get_rxq(pmd, k, &port, &qid);
             for (size_t p = 0; p < c->n_ports; p++)
-                if (s->ports[p].port_no == port)
+                if (s->ports[p].port_no == port) {
                     s->ports[p].rxq_pmd[qid] = i;
+                    v->rxqs[v->n_rxqs++] = (struct sim_rxq_ref){&s->ports[p], qid};
+                }
         }
         for (size_t p = 0; p < c->n_ports; p++) {
             struct sim_port *sp = &s->ports[p];
-            if (sp->dev && sp->n_txq)
+            if (sp->dev && sp->n_txq) {
                 dp_pmd_set_txq(pmd, sp->port_no, i % sp->n_txq, NULL);
+                v->txq[p] = dp_pmd_txq_id(pmd, sp->port_no);
+            }
         }
     }
     return 0;
@@ -469,6 +476,7 @@ static void sim_eager_csum(struct sim *s, struct sim_port *sp, unsigned q, struc
     struct sim_vpmd *v = &s->pmds[sp->rxq_pmd[q]];
     v->pending[SIM_COST_CSUM_PKT]++;
     v->pending[SIM_COST_CSUM_BYTE] += bytes;
+    v->has_pending = true;
 }
 
 /* A frame has fully arrived at its port at sk->arrival_ns: into the rx
@@ -534,7 +542,10 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
     struct sim_port *sp = &s->ports[st->cfg->port];
     struct sim_port_result *pr = sp->res;
     struct sim_traffic_info info;
-    size_t len = sim_traffic_next_frame(st->traffic, s->frame, &info);
+    /* Built where the sink will find it (the frame as sent), then copied
+     * into the packet the datapath gets. */
+    struct sim_pkt *sk = sim_pool_get(&s->pool, SIM_TRAFFIC_FRAME_MAX);
+    size_t len = sim_traffic_next_frame(st->traffic, sk ? sk->sent : s->frame, &info);
     uint64_t next = sim_traffic_next_time(st->traffic);
     st->next = next < c->duration_ns ? next : UINT64_MAX;
     st->seq = s->evq.next_seq++;
@@ -552,18 +563,19 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
             done = t_ps;
         if (done - t_ps > SIM_LINE_BACKLOG_PS) {
             pr->drops[SIM_DROP_LINE_RATE]++;
+            if (sk)
+                pkt_free(&sk->pkt);
             return;
         }
         sp->wire_free_ps = done;
         ts = (done + SIM_PS_PER_NS - 1) / SIM_PS_PER_NS;
     }
-    struct sim_pkt *sk = sim_pool_get(&s->pool, (uint32_t)len);
     if (!sk) {
         pr->drops[SIM_DROP_NOMEM]++;
         return;
     }
-    memcpy(sk->pkt.data, s->frame, len);
-    memcpy(sk->sent, s->frame, len);
+    sk->pkt.len = (uint32_t)len;
+    memcpy(sk->pkt.data, sk->sent, len);
     sk->sent_len = (uint32_t)len;
     sk->bad = info.bad;
     sk->arrival_ns = ts;
@@ -674,7 +686,7 @@ static uint64_t sim_collect(struct sim *s, unsigned k, uint64_t end)
         struct sim_port *sp = &s->ports[i];
         if (!sp->dev || !sp->n_txq)
             continue;
-        unsigned q = dp_pmd_txq_id(s->pmds[k].pmd, sp->port_no);
+        unsigned q = s->pmds[k].txq[i];
         struct sim_txring *r = &sp->tx[q];
         int got;
         while ((got = netdev_dummy_collect(sp->dev, q, out, SIM_COLLECT_BURST)) > 0) {
@@ -710,7 +722,7 @@ static void sim_set_budgets(struct sim *s, unsigned k, uint64_t now)
         struct sim_port *sp = &s->ports[i];
         if (!sp->dev || !sp->n_txq)
             continue;
-        unsigned q = dp_pmd_txq_id(s->pmds[k].pmd, sp->port_no);
+        unsigned q = s->pmds[k].txq[i];
         bool ring = sp->cfg->model == SIM_PORT_NIC || sp->service_ps;
         if (!ring) {
             netdev_dummy_set_tx_budget(sp->dev, q, -1);
@@ -739,74 +751,91 @@ void sim_cost_ctx_init(struct sim_cost_ctx *ctx, const struct dp_knobs *knobs)
     ctx->smc = knobs->smc;
 }
 
-void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct dp_counters *a,
-                     const struct dp_counters *b, const struct sim_poll_io *io,
+void sim_cost_snap(const struct dp_counters *c, struct sim_cost_snap *snap)
+{
+    const uint64_t *f = c->fcache.n;
+    snap->rx_bursts = c->n[DP_STAT_RX_BURSTS];
+    snap->layout_only = c->n[DP_STAT_LAYOUT_ONLY];
+    snap->parsed = sim_sum(c->parse, PARSE_N_RESULTS);
+    snap->lookups = f[FCACHE_STAT_LOOKUPS];
+    snap->direct = f[FCACHE_STAT_DIRECT];
+    snap->simple_hits = f[FCACHE_STAT_SIMPLE_HITS];
+    snap->emc_hits = f[FCACHE_STAT_EMC_HITS];
+    snap->smc_hits = f[FCACHE_STAT_SMC_HITS];
+    snap->megaflow_hits = f[FCACHE_STAT_MEGAFLOW_HITS];
+    snap->subtable_probes =
+        f[FCACHE_STAT_SUBTABLE_LOOKUPS] + f[FCACHE_STAT_SUBTABLE_LOOKUPS_MISS];
+    snap->upcalls = f[FCACHE_STAT_UPCALLS];
+    snap->megaflows_installed = f[FCACHE_STAT_MEGAFLOWS_INSTALLED];
+    snap->action_runs = c->n[DP_STAT_ACTION_RUNS];
+    snap->copies = c->n[DP_STAT_COPIES];
+    snap->tnl_push = c->n[DP_STAT_TNL_PUSH];
+    snap->tnl_pop = c->n[DP_STAT_TNL_POP];
+    snap->drops = sim_sum(c->drops, DROP_N_REASONS);
+    snap->csum_sw = sim_sum(&c->csum.n[CSUM_STAT_SW], CSUM_L_N);
+    snap->csum_sw_bytes = c->csum.n[CSUM_STAT_SW_BYTES];
+    snap->csum_verified = c->csum.n[CSUM_STAT_SW_VERIFIED];
+    snap->csum_verify_bytes = c->csum.n[CSUM_STAT_SW_VERIFY_BYTES];
+}
+
+void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct sim_cost_snap *a,
+                     const struct sim_cost_snap *b, const struct sim_poll_io *io,
                      uint64_t c[SIM_COST_N])
 {
-    const uint64_t *fa = a->fcache.n, *fb = b->fcache.n;
-#define SIM_D_(i) (fb[i] - fa[i])
+#define SIM_D_(f) (b->f - a->f)
     memset(c, 0, SIM_COST_N * sizeof *c);
     c[SIM_COST_POLL_ITER] = 1;
-    c[SIM_COST_RX_BURST] = b->n[DP_STAT_RX_BURSTS] - a->n[DP_STAT_RX_BURSTS];
+    c[SIM_COST_RX_BURST] = SIM_D_(rx_bursts);
     c[SIM_COST_RX_PKT] = io->rx;
     /* A port answered by its one in_port subtable validates its packets
      * without a key and looks the batch up once (dp_extract_layout()):
      * the caches count those packets as simple hits, and nothing else. */
-    uint64_t layout = b->n[DP_STAT_LAYOUT_ONLY] - a->n[DP_STAT_LAYOUT_ONLY];
-    c[SIM_COST_PARSE] =
-        sim_sum(b->parse, PARSE_N_RESULTS) - sim_sum(a->parse, PARSE_N_RESULTS) - layout;
+    uint64_t layout = SIM_D_(layout_only);
+    c[SIM_COST_PARSE] = SIM_D_(parsed) - layout;
     c[SIM_COST_PARSE_LAYOUT] = layout;
     /* Lookups not answered directly by a port's classifier go through the
      * hash and the cache stages that exist. */
-    uint64_t cached = SIM_D_(FCACHE_STAT_LOOKUPS) - SIM_D_(FCACHE_STAT_DIRECT) -
-                      SIM_D_(FCACHE_STAT_SIMPLE_HITS);
-    uint64_t emc_hits = SIM_D_(FCACHE_STAT_EMC_HITS);
-    uint64_t smc_hits = SIM_D_(FCACHE_STAT_SMC_HITS);
+    uint64_t cached = SIM_D_(lookups) - SIM_D_(direct) - SIM_D_(simple_hits);
+    uint64_t emc_hits = SIM_D_(emc_hits);
+    uint64_t smc_hits = SIM_D_(smc_hits);
     uint64_t past_emc = ctx->emc ? cached - emc_hits : cached;
     c[SIM_COST_FLOW_HASH] = cached;
     c[SIM_COST_EMC_HIT] = emc_hits;
     c[SIM_COST_EMC_MISS] = ctx->emc ? past_emc : 0;
     c[SIM_COST_SMC_HIT] = smc_hits;
     c[SIM_COST_SMC_MISS] = ctx->smc ? past_emc - smc_hits : 0;
-    c[SIM_COST_MEGAFLOW_HIT] = SIM_D_(FCACHE_STAT_MEGAFLOW_HITS);
-    c[SIM_COST_SUBTABLE_PROBE] =
-        SIM_D_(FCACHE_STAT_SUBTABLE_LOOKUPS) + SIM_D_(FCACHE_STAT_SUBTABLE_LOOKUPS_MISS);
-    c[SIM_COST_UPCALL] = SIM_D_(FCACHE_STAT_UPCALLS);
-    c[SIM_COST_MEGAFLOW_INSTALL] = SIM_D_(FCACHE_STAT_MEGAFLOWS_INSTALLED);
-#undef SIM_D_
-    c[SIM_COST_ACTION] = b->n[DP_STAT_ACTION_RUNS] - a->n[DP_STAT_ACTION_RUNS];
-    c[SIM_COST_COPY] = b->n[DP_STAT_COPIES] - a->n[DP_STAT_COPIES];
-    c[SIM_COST_CSUM_BYTE] = b->csum.n[CSUM_STAT_SW_BYTES] - a->csum.n[CSUM_STAT_SW_BYTES];
-    c[SIM_COST_CSUM_PKT] = sim_sum(&b->csum.n[CSUM_STAT_SW], CSUM_L_N) -
-                           sim_sum(&a->csum.n[CSUM_STAT_SW], CSUM_L_N);
-    c[SIM_COST_CSUM_VERIFY] =
-        b->csum.n[CSUM_STAT_SW_VERIFIED] - a->csum.n[CSUM_STAT_SW_VERIFIED];
-    c[SIM_COST_CSUM_VERIFY_BYTE] =
-        b->csum.n[CSUM_STAT_SW_VERIFY_BYTES] - a->csum.n[CSUM_STAT_SW_VERIFY_BYTES];
-    c[SIM_COST_TUNNEL_PUSH] = b->n[DP_STAT_TNL_PUSH] - a->n[DP_STAT_TNL_PUSH];
-    c[SIM_COST_TUNNEL_POP] = b->n[DP_STAT_TNL_POP] - a->n[DP_STAT_TNL_POP];
+    c[SIM_COST_MEGAFLOW_HIT] = SIM_D_(megaflow_hits);
+    c[SIM_COST_SUBTABLE_PROBE] = SIM_D_(subtable_probes);
+    c[SIM_COST_UPCALL] = SIM_D_(upcalls);
+    c[SIM_COST_MEGAFLOW_INSTALL] = SIM_D_(megaflows_installed);
+    c[SIM_COST_ACTION] = SIM_D_(action_runs);
+    c[SIM_COST_COPY] = SIM_D_(copies);
+    c[SIM_COST_CSUM_BYTE] = SIM_D_(csum_sw_bytes);
+    c[SIM_COST_CSUM_PKT] = SIM_D_(csum_sw);
+    c[SIM_COST_CSUM_VERIFY] = SIM_D_(csum_verified);
+    c[SIM_COST_CSUM_VERIFY_BYTE] = SIM_D_(csum_verify_bytes);
+    c[SIM_COST_TUNNEL_PUSH] = SIM_D_(tnl_push);
+    c[SIM_COST_TUNNEL_POP] = SIM_D_(tnl_pop);
     c[SIM_COST_SEND_CALL] = io->sends;
     c[SIM_COST_TX_PKT] = io->tx;
-    c[SIM_COST_DROP] = sim_sum(b->drops, DROP_N_REASONS) - sim_sum(a->drops, DROP_N_REASONS);
+    c[SIM_COST_DROP] = SIM_D_(drops);
     c[SIM_COST_NIC_RX_PKT] = io->nic_rx;
     c[SIM_COST_NIC_TX_PKT] = io->nic_tx;
+#undef SIM_D_
 }
 
 /* Packets waiting in PMD v's rx queues of NIC-model ports, and the
  * per-packet cost of those waiting in VM ports' (packet_cost_ns). */
-static uint64_t sim_nic_rx_pending(const struct sim *s, const struct sim_vpmd *v,
-                                   double *vm_cost)
+static uint64_t sim_nic_rx_pending(const struct sim_vpmd *v, double *vm_cost)
 {
     uint64_t n = 0;
     *vm_cost = 0;
-    for (unsigned i = 0; i < dp_pmd_n_rxqs(v->pmd); i++) {
-        uint16_t port, qid;
-        dp_pmd_get_rxq(v->pmd, i, &port, &qid);
-        const struct sim_port *sp = &s->ports[port]; /* ports are numbered in order */
+    for (unsigned i = 0; i < v->n_rxqs; i++) {
+        const struct sim_port *sp = v->rxqs[i].sp;
         if (sp->cfg->model == SIM_PORT_NIC)
-            n += netdev_dummy_rx_pending(sp->dev, qid);
+            n += netdev_dummy_rx_pending(sp->dev, v->rxqs[i].qid);
         else if (sp->cfg->packet_cost_ns > 0)
-            *vm_cost += netdev_dummy_rx_pending(sp->dev, qid) * sp->cfg->packet_cost_ns;
+            *vm_cost += netdev_dummy_rx_pending(sp->dev, v->rxqs[i].qid) * sp->cfg->packet_cost_ns;
     }
     return n;
 }
@@ -817,15 +846,18 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     v->scheduled = false;
     sim_set_budgets(s, k, now);
     double vm_before, vm_after;
-    uint64_t nic_pending = sim_nic_rx_pending(s, v, &vm_before);
+    uint64_t nic_pending = sim_nic_rx_pending(v, &vm_before);
     unsigned rx = dp_pmd_poll(v->pmd, now);
     struct sim_poll_io io = {.rx = rx};
-    io.nic_rx = nic_pending - sim_nic_rx_pending(s, v, &vm_after);
+    io.nic_rx = nic_pending - sim_nic_rx_pending(v, &vm_after);
 
-    /* The cost of what the core did, and of the send calls to each port. */
-    struct dp_counters cur;
-    dp_pmd_counters(v->pmd, &cur);
-    uint64_t sends = 0;
+    /* The cost of what the core did, of the send calls to each port and
+     * of what the poll sent (it leaves when the poll ends: collected after
+     * the cost is known, counted before). */
+    struct dp_counters all;
+    struct sim_cost_snap cur;
+    dp_pmd_counters(v->pmd, &all);
+    sim_cost_snap(&all, &cur);
     double extra = vm_before - vm_after;
     for (size_t i = 0; i < s->cfg->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
@@ -835,28 +867,27 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
         uint64_t d = calls - sp->send_calls_seen;
         sp->send_calls_seen = calls;
         sp->res->send_calls += d;
-        sends += d;
+        io.sends += d;
         extra += (double)d * sp->cfg->send_cost_ns;
     }
-    /* The packets leave at the end of the poll: collect after the cost is
-     * known, counting them before. */
     for (size_t i = 0; i < s->cfg->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
         if (sp->dev && sp->n_txq) {
-            unsigned q = dp_pmd_txq_id(v->pmd, sp->port_no);
-            uint64_t n = netdev_dummy_tx_pending(sp->dev, q);
+            uint64_t n = netdev_dummy_tx_pending(sp->dev, v->txq[i]);
             io.tx += n;
             io.nic_tx += sp->cfg->model == SIM_PORT_NIC ? n : 0;
             extra += (double)n * sp->cfg->packet_cost_ns;
         }
     }
-    io.sends = sends;
     uint64_t counts[SIM_COST_N];
     sim_poll_counts(&s->cost_ctx, &v->prev, &cur, &io, counts);
     v->prev = cur;
-    for (int e = 0; e < SIM_COST_N; e++) {
-        counts[e] += v->pending[e];
-        v->pending[e] = 0;
+    if (v->has_pending) {
+        for (int e = 0; e < SIM_COST_N; e++) {
+            counts[e] += v->pending[e];
+            v->pending[e] = 0;
+        }
+        v->has_pending = false;
     }
     for (int e = 0; e < SIM_COST_N; e++)
         s->res->cost_counts[e] += counts[e];
@@ -884,13 +915,11 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     /* Idle: it holds no packets (an idle poll flushes them all); it sleeps
      * until the next frame due on one of its queues. */
     uint64_t wake = UINT64_MAX;
-    for (unsigned i = 0; i < dp_pmd_n_rxqs(v->pmd); i++) {
-        uint16_t port, qid;
+    for (unsigned i = 0; i < v->n_rxqs; i++) {
         uint64_t ts;
-        dp_pmd_get_rxq(v->pmd, i, &port, &qid);
-        struct dp_port_info pi;
-        dp_port_get(s->dp, port, &pi);
-        if (pi.dev && netdev_rxq_peek(pi.dev, qid, &ts) == NETDEV_RX_READY && ts < wake)
+        const struct sim_rxq_ref *q = &v->rxqs[i];
+        if (q->sp->dev && netdev_rxq_peek(q->sp->dev, q->qid, &ts) == NETDEV_RX_READY &&
+            ts < wake)
             wake = ts;
     }
     if (wake != UINT64_MAX)
@@ -1004,6 +1033,10 @@ static void sim_teardown(struct sim *s)
     const struct sim_cfg *c = s->cfg;
     for (unsigned i = 0; s->dpps && i < c->n_pmds; i++)
         dp_pmd_destroy(s->dpps[i]);
+    for (unsigned i = 0; s->pmds && i < c->n_pmds; i++) {
+        free(s->pmds[i].rxqs);
+        free(s->pmds[i].txq);
+    }
     for (size_t i = 0; s->ports && i < c->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
         if (sp->dump)
@@ -1079,10 +1112,9 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
     s.res = res;
     sim_evq_init(&s.evq);
     sim_pool_init(&s.pool, SIM_TRAFFIC_FRAME_MAX);
-    struct sim_sink_ref *refs = calloc(cfg->n_ports ? cfg->n_ports : 1, sizeof *refs);
     int rc = -1;
-    if (!refs || cfg->n_pmds == 0) {
-        fs_errf(err, errlen, cfg->n_pmds ? "out of memory" : "no PMD to run");
+    if (cfg->n_pmds == 0) {
+        fs_errf(err, errlen, "no PMD to run");
         goto out;
     }
     if (sim_alloc(&s, res, err, errlen) || sim_check_rates(&s, err, errlen) ||
@@ -1108,7 +1140,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
             goto out;
         }
     }
-    if (sim_add_sinks(&s, refs, err, errlen) || sim_add_pmds(&s, err, errlen))
+    if (sim_add_sinks(&s, err, errlen) || sim_add_pmds(&s, err, errlen))
         goto out;
 
     /* The streams' next arrivals stay out of the event queue (one per
@@ -1153,7 +1185,6 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
     rc = 0;
 out:
     sim_teardown(&s);
-    free(refs);
     if (rc)
         sim_results_free(res);
     return rc;

@@ -219,11 +219,23 @@ struct sim_cost_ctx {
 
 void sim_cost_ctx_init(struct sim_cost_ctx *ctx, const struct dp_knobs *knobs);
 
+/* The core's counters the cost model reads (dp_counters), with the
+ * per-reason ones summed: taken before and after each poll. */
+struct sim_cost_snap {
+    uint64_t rx_bursts, layout_only, parsed;
+    uint64_t lookups, direct, simple_hits, emc_hits, smc_hits, megaflow_hits;
+    uint64_t subtable_probes, upcalls, megaflows_installed;
+    uint64_t action_runs, copies, tnl_push, tnl_pop, drops;
+    uint64_t csum_sw, csum_sw_bytes, csum_verified, csum_verify_bytes;
+};
+
+void sim_cost_snap(const struct dp_counters *c, struct sim_cost_snap *snap);
+
 /* The events of one poll (counts[SIM_COST_N]) from the core's counters
  * before (a) and after (b) it and what it moved. The engine charges these;
  * the calibration (calibrate.h) fits their costs, with this same counting. */
-void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct dp_counters *a,
-                     const struct dp_counters *b, const struct sim_poll_io *io,
+void sim_poll_counts(const struct sim_cost_ctx *ctx, const struct sim_cost_snap *a,
+                     const struct sim_cost_snap *b, const struct sim_poll_io *io,
                      uint64_t counts[SIM_COST_N]);
 
 /* What a VM model's guest with checksum offload does to a TCP or UDP

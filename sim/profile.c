@@ -188,6 +188,7 @@ double sim_profile_apply(const struct sim_profile *prof, const uint64_t counts[S
 {
     double ns = 0;
     for (int i = 0; i < SIM_COST_N; i++)
-        ns += (double)counts[i] * prof->cost_ns[i];
+        if (counts[i]) /* most events do not happen in a poll; adding 0 is a no-op */
+            ns += (double)counts[i] * prof->cost_ns[i];
     return ns;
 }

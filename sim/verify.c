@@ -180,24 +180,39 @@ static bool parse_frame(const uint8_t *f, size_t len, struct vframe *v)
 
 /* ---- checksums: RFC 1071, big-endian 16-bit words ---- */
 
-/* The one's-complement sum of p[0..n) as big-endian 16-bit words, not yet
- * folded: 8 bytes at a time as two 32-bit words (each two 16-bit words:
- * the same sum once folded), then the tail. */
+/* The one's-complement sum of p[0..n) as big-endian 16-bit words, folded
+ * to 16 bits. Summed in the machine's byte order, 16 bytes a step into
+ * two accumulators of 32-bit halves, then swapped: the one's-complement
+ * sum commutes with swapping the bytes of every word (RFC 1071, 2.B). */
 static uint64_t vsum(const uint8_t *p, size_t n)
 {
-    uint64_t s = 0;
+    uint64_t a = 0, b = 0;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        w = __builtin_bswap64(w);
-        s += (w >> 32) + (w & 0xffffffffu);
+    for (; i + 16 <= n; i += 16) {
+        uint64_t w0, w1;
+        memcpy(&w0, p + i, 8);
+        memcpy(&w1, p + i + 8, 8);
+        a += (w0 >> 32) + (w0 & 0xffffffffu);
+        b += (w1 >> 32) + (w1 & 0xffffffffu);
     }
-    for (; i + 1 < n; i += 2)
-        s += (uint64_t)(p[i] << 8 | p[i + 1]);
-    if (i < n)
-        s += (uint64_t)p[i] << 8;
-    return s;
+    for (; i + 2 <= n; i += 2) {
+        uint16_t h;
+        memcpy(&h, p + i, 2);
+        a += h;
+    }
+    if (i < n) {
+        uint8_t last[2] = {p[i], 0};
+        uint16_t h;
+        memcpy(&h, last, 2);
+        a += h;
+    }
+    a += b;
+    while (a >> 16)
+        a = (a & 0xffff) + (a >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    a = __builtin_bswap16((uint16_t)a);
+#endif
+    return a;
 }
 
 static uint16_t vfold(uint64_t s)
@@ -242,6 +257,11 @@ static unsigned frame_bad(const uint8_t *f, const struct vframe *v)
 
 /* ---- per-flow order ---- */
 
+/* Flow ids below this have a slot in their model's dense table (8 bytes
+ * each, grown as ids appear: a model's popular flows have the lowest
+ * ids, so their slots share cache lines); the rest go to a hash map. */
+#define SEQ_DENSE_MAX (1u << 25)
+
 struct seq_entry {
     uint64_t key;
     uint64_t next; /* last sequence number + 1; 0: empty */
@@ -272,8 +292,8 @@ static int seq_map_grow(struct seq_map *m)
     return 0;
 }
 
-/* The entry of key, created empty if new; NULL if out of memory. */
-static struct seq_entry *seq_map_get(struct seq_map *m, uint64_t key)
+/* The "next" word of key, created empty if new; NULL if out of memory. */
+static uint64_t *seq_map_get(struct seq_map *m, uint64_t key)
 {
     if ((!m->e || (m->n + 1) * 2 > m->mask + 1) && seq_map_grow(m))
         return NULL;
@@ -284,26 +304,61 @@ static struct seq_entry *seq_map_get(struct seq_map *m, uint64_t key)
         m->e[j].key = key;
         m->n++;
     }
-    return &m->e[j];
+    return &m->e[j].next;
 }
 
 /* ---- the verifier ---- */
 
 #define BUF_CAP (SIM_TRAFFIC_FRAME_MAX + 4 * SIM_XFORM_MAX + 70 * SIM_XFORM_MAX)
 
+/* What a registered model's frames are expected to be. */
+enum model_expect {
+    EXPECT_DEFAULT,     /* the per-flow callback, else the fixed expectation */
+    EXPECT_GIVEN,       /* .exp, whatever the flow */
+    EXPECT_NONE,        /* none of its frames may arrive */
+};
+
+struct vmodel {
+    const struct sim_traffic *t;
+    uint16_t id;
+    enum model_expect how;
+    struct sim_expect exp;      /* EXPECT_GIVEN */
+    uint64_t *next;             /* dense order table: flow id -> last seq + 1 */
+    size_t n_next;
+};
+
 struct sim_verify {
     struct sim_verify_stats st;
     size_t max_listed, n_listed;
     struct sim_verify_violation *listed;
-    const struct sim_traffic **models;
+    struct vmodel *models;
     size_t n_models;
     struct sim_expect fixed;
     sim_verify_expect_cb *fn;
     void *aux;
-    struct seq_map seqs;
+    struct seq_map seqs;        /* order of flows beyond the dense tables */
     uint8_t exp[BUF_CAP];       /* the expected frame */
     uint8_t mask[BUF_CAP];      /* 1: byte not compared */
 };
+
+/* The order word of (model, flow); NULL if out of memory. */
+static uint64_t *seq_slot(struct sim_verify *v, struct vmodel *m, uint64_t flow)
+{
+    if (flow >= SEQ_DENSE_MAX)
+        return seq_map_get(&v->seqs, (uint64_t)m->id << 48 | flow);
+    if (flow >= m->n_next) {
+        size_t n = m->n_next ? m->n_next : 1024;
+        while (n <= flow)
+            n *= 2;
+        uint64_t *a = realloc(m->next, n * sizeof *a);
+        if (!a)
+            return NULL;
+        memset(a + m->n_next, 0, (n - m->n_next) * sizeof *a);
+        m->next = a;
+        m->n_next = n;
+    }
+    return &m->next[flow];
+}
 
 /* The frame being checked, for the violations it gets. */
 struct ctx {
@@ -355,21 +410,41 @@ void sim_verify_destroy(struct sim_verify *v)
     if (!v)
         return;
     free(v->listed);
+    for (size_t i = 0; i < v->n_models; i++)
+        free(v->models[i].next);
     free(v->models);
     free(v->seqs.e);
     free(v);
 }
 
-int sim_verify_add_model(struct sim_verify *v, const struct sim_traffic *t)
+static struct vmodel *find_model(const struct sim_verify *v, uint16_t id)
 {
     for (size_t i = 0; i < v->n_models; i++)
-        if (sim_traffic_id(v->models[i]) == sim_traffic_id(t))
-            return -1;
-    const struct sim_traffic **m = realloc(v->models, (v->n_models + 1) * sizeof *m);
+        if (v->models[i].id == id)
+            return &v->models[i];
+    return NULL;
+}
+
+int sim_verify_add_model(struct sim_verify *v, const struct sim_traffic *t)
+{
+    if (find_model(v, sim_traffic_id(t)))
+        return -1;
+    struct vmodel *m = realloc(v->models, (v->n_models + 1) * sizeof *m);
     if (!m)
         return -1;
-    m[v->n_models++] = t;
     v->models = m;
+    m[v->n_models++] = (struct vmodel){.t = t, .id = sim_traffic_id(t)};
+    return 0;
+}
+
+int sim_verify_expect_model(struct sim_verify *v, uint16_t model_id, const struct sim_expect *exp)
+{
+    struct vmodel *m = find_model(v, model_id);
+    if (!m || (exp && exp->n > SIM_XFORM_MAX))
+        return -1;
+    m->how = exp ? EXPECT_GIVEN : EXPECT_NONE;
+    if (exp)
+        m->exp = *exp;
     return 0;
 }
 
@@ -559,21 +634,13 @@ static void check_csums(struct ctx *c, unsigned got_bad, unsigned want_bad)
     }
 }
 
-static const struct sim_traffic *find_model(const struct sim_verify *v, uint16_t id)
-{
-    for (size_t i = 0; i < v->n_models; i++)
-        if (sim_traffic_id(v->models[i]) == id)
-            return v->models[i];
-    return NULL;
-}
-
-/* Compares the received frame with the expected one. */
-static void compare(struct ctx *c, const uint8_t *f, size_t len, size_t elen, size_t etag,
-                    const struct vframe *ev, bool encapped)
+/* Compares the received frame with the expected one, e[0..elen). */
+static void compare(struct ctx *c, const uint8_t *f, size_t len, const uint8_t *e, size_t elen,
+                    size_t etag, const struct vframe *ev, bool encapped)
 {
     struct sim_verify *v = c->v;
     size_t n = elen;
-    if (len == elen && !memcmp(f, v->exp, len))
+    if (len == elen && !memcmp(f, e, len))
         return; /* the common case: identical, checksums included */
     if (len != elen && !(elen < 60 && len == 60)) { /* Ethernet padding is allowed */
         violation(c, SIM_VERIFY_LENGTH, "%zu bytes, expected %zu", len, elen);
@@ -584,23 +651,40 @@ static void compare(struct ctx *c, const uint8_t *f, size_t len, size_t elen, si
      * payload, then memcmp() and a byte loop only to name a difference. */
     size_t hdr = etag < n ? etag : n;
     size_t i = 0;
-    while (i < hdr && (f[i] == v->exp[i] || v->mask[i]))
+    while (i < hdr && (f[i] == e[i] || v->mask[i]))
         i++;
     if (i == hdr) {
-        if (!memcmp(f + hdr, v->exp + hdr, n - hdr))
+        if (!memcmp(f + hdr, e + hdr, n - hdr))
             i = n;
         else
-            while (f[i] == v->exp[i])
+            while (f[i] == e[i])
                 i++;
     }
     if (i < n)
         violation(c, i < etag ? SIM_VERIFY_HEADER : SIM_VERIFY_PAYLOAD,
-                  "byte %zu is 0x%02x, expected 0x%02x", i, f[i], v->exp[i]);
+                  "byte %zu is 0x%02x, expected 0x%02x", i, f[i], e[i]);
     if (encapped && ev->n == 2 && len >= ev->lay[0].l4 + 2) {
         uint16_t sport = be16(f + ev->lay[0].l4);
         if (sport < 49152)
             violation(c, SIM_VERIFY_VXLAN_SPORT, "outer UDP source port %u", sport);
     }
+}
+
+/* The expectation for a frame of (model, flow, seq): NULL if it must not
+ * arrive here. */
+static const struct sim_expect *expectation(struct sim_verify *v, const struct vmodel *m,
+                                            uint64_t flow, uint64_t seq, struct sim_expect *buf)
+{
+    if (m->how == EXPECT_GIVEN)
+        return &m->exp;
+    if (m->how == EXPECT_NONE)
+        return NULL;
+    if (!v->fn)
+        return &v->fixed;
+    struct sim_flow_desc fd;
+    sim_traffic_flow(m->t, flow, &fd);
+    memset(buf, 0, sizeof *buf);
+    return v->fn(v->aux, m->id, &fd, seq, buf) ? buf : NULL;
 }
 
 /* sim_verify_frame(), with the frame the model sent when the caller kept
@@ -628,69 +712,80 @@ static unsigned verify_frame(struct sim_verify *v, const uint8_t *f, size_t len,
     c.model = model_id;
     c.flow = flow;
     c.seq = seq;
-    const struct sim_traffic *t = find_model(v, model_id);
-    if (!t) {
+    struct vmodel *m = find_model(v, model_id);
+    if (!m) {
         violation(&c, SIM_VERIFY_UNKNOWN_MODEL, "model %u", model_id);
         check_csums(&c, got_bad, 0);
         goto done;
     }
-    struct sim_flow_desc fd;
-    sim_traffic_flow(t, flow, &fd);
-    struct sim_expect exp = {0};
-    if (v->fn) {
-        if (!v->fn(v->aux, model_id, &fd, seq, &exp)) {
-            violation(&c, SIM_VERIFY_MISFORWARDED, "flow %llu of model %u",
-                      (unsigned long long)flow, model_id);
-            goto done;
-        }
-    } else {
-        exp = v->fixed;
+    struct sim_expect buf;
+    const struct sim_expect *exp = expectation(v, m, flow, seq, &buf);
+    if (!exp) {
+        violation(&c, SIM_VERIFY_MISFORWARDED, "flow %llu of model %u",
+                  (unsigned long long)flow, model_id);
+        goto done;
     }
 
-    struct seq_entry *e = seq_map_get(&v->seqs, (uint64_t)model_id << 48 | flow);
-    if (!e)
+    uint64_t *next = seq_slot(v, m, flow);
+    if (!next)
         v->st.order_unchecked++;
-    else if (e->next && seq + 1 < e->next)
-        violation(&c, SIM_VERIFY_REORDERED, "after %llu", (unsigned long long)(e->next - 1));
-    else if (e->next && seq + 1 == e->next)
+    else if (*next && seq + 1 < *next)
+        violation(&c, SIM_VERIFY_REORDERED, "after %llu", (unsigned long long)(*next - 1));
+    else if (*next && seq + 1 == *next)
         violation(&c, SIM_VERIFY_DUPLICATE, "seen already");
     else
-        e->next = seq + 1;
+        *next = seq + 1;
+
+    if (exp->n > SIM_XFORM_MAX) {
+        violation(&c, SIM_VERIFY_BAD_EXPECTATION, "%u transforms, at most %d", exp->n,
+                  SIM_XFORM_MAX);
+        goto done;
+    }
+    /* Delivered unchanged as kept, byte for byte (the common case): the
+     * checksums it was sent with, right or wrong on purpose, are those it
+     * has, and got_bad has checked them. */
+    if (sent && exp->n == 0 && len == sent_len && !memcmp(f, sent, len)) {
+        if (sent_bad != SIM_BAD_NONE && got_bad)
+            v->st.bad_csum_expected++;
+        else if (got_bad)
+            check_csums(&c, got_bad, 0);
+        goto done;
+    }
 
     struct sim_traffic_info info;
+    const uint8_t *e = v->exp;
     size_t elen;
-    if (sent && sent_len <= sizeof v->exp) {
+    if (sent && exp->n == 0) {
+        e = sent;
+        elen = sent_len;
+        info.bad = sent_bad;
+    } else if (sent && sent_len <= sizeof v->exp) {
         memcpy(v->exp, sent, sent_len);
         elen = sent_len;
         info.bad = sent_bad;
     } else {
-        elen = sim_traffic_build(t, flow, seq, v->exp, &info);
+        elen = sim_traffic_build(m->t, flow, seq, v->exp, &info);
     }
     bool encapped = false;
-    if (exp.n > SIM_XFORM_MAX) {
-        violation(&c, SIM_VERIFY_BAD_EXPECTATION, "%u transforms, at most %d", exp.n,
-                  SIM_XFORM_MAX);
-        goto done;
-    }
-    for (unsigned i = 0; i < exp.n; i++) {
+    for (unsigned i = 0; i < exp->n; i++) {
         const char *why = "";
-        if (!apply(&exp.xf[i], v->exp, &elen, &encapped, &why)) {
+        if (!apply(&exp->xf[i], v->exp, &elen, &encapped, &why)) {
             violation(&c, SIM_VERIFY_BAD_EXPECTATION, "%s", why);
             goto done;
         }
     }
     struct vframe ef;
-    if (!parse_frame(v->exp, elen, &ef)) {
+    if (!parse_frame(e, elen, &ef)) {
         violation(&c, SIM_VERIFY_BAD_EXPECTATION, "the expected frame does not parse");
         goto done;
     }
     /* The transforms keep checksums right: a frame the model did not get
      * wrong on purpose is expected right everywhere. */
-    unsigned want_bad = info.bad == SIM_BAD_NONE ? 0 : frame_bad(v->exp, &ef);
+    unsigned want_bad = info.bad == SIM_BAD_NONE ? 0 : frame_bad(e, &ef);
     check_csums(&c, got_bad, want_bad);
     if (want_bad && (got_bad & want_bad) == want_bad)
         v->st.bad_csum_expected++;
-    compare(&c, f, len, elen, ef.tag == NO_OFS ? elen : ef.tag, &ef, encapped);
+    compare(&c, f, len, e, elen, ef.tag == NO_OFS ? elen : ef.tag, &ef, encapped);
 
 done:
     if (!c.found)

@@ -17,8 +17,9 @@
  * their model, flow, sequence number and a detail. An untagged frame (no
  * room for a tag, see traffic.h) is counted as such and only its
  * checksums are checked. Frames may arrive padded to the 60-byte Ethernet
- * minimum. The verifier keeps one entry per flow it has seen (for the
- * order check); it never frees or modifies the frames it is given. */
+ * minimum. The verifier keeps 8 bytes per flow id up to the highest it
+ * has seen of each model (for the order check); it never frees or
+ * modifies the frames it is given. */
 #ifndef SIM_VERIFY_H
 #define SIM_VERIFY_H
 
@@ -138,6 +139,13 @@ int sim_verify_expect(struct sim_verify *v, const struct sim_expect *exp);
 /* An expectation per flow, from the engine; fn NULL restores the fixed
  * one. */
 void sim_verify_expect_by_flow(struct sim_verify *v, sim_verify_expect_cb *fn, void *aux);
+
+/* One expectation for every frame of registered model model_id (copied),
+ * or, exp NULL, none of its frames may arrive (misforwarded); either
+ * takes precedence over the per-flow and fixed ones. -1 (nothing
+ * changed) if the model is not registered or exp has more than
+ * SIM_XFORM_MAX transforms. */
+int sim_verify_expect_model(struct sim_verify *v, uint16_t model_id, const struct sim_expect *exp);
 
 /* Checks one received frame. Returns the number of violations found in it
  * (0: the frame is right). */
