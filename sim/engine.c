@@ -81,6 +81,7 @@ struct sim_vpmd {
     struct dp_pmd *pmd;
     struct sim_rxq_ref *rxqs;    /* the queues it polls */
     unsigned n_rxqs;
+    bool nic_only;               /* all of them on NIC-model ports */
     unsigned *txq;               /* its tx queue on each port (by index) */
     bool scheduled;              /* a poll event is in the queue */
     bool idle;                   /* its last poll received nothing */
@@ -384,6 +385,9 @@ static int sim_add_pmds(struct sim *s, char *err, size_t errlen)
                     v->rxqs[v->n_rxqs++] = (struct sim_rxq_ref){&s->ports[p], qid};
                 }
         }
+        v->nic_only = true;
+        for (unsigned k = 0; k < v->n_rxqs; k++)
+            v->nic_only &= v->rxqs[k].sp->cfg->model == SIM_PORT_NIC;
         for (size_t p = 0; p < c->n_ports; p++) {
             struct sim_port *sp = &s->ports[p];
             if (sp->dev && sp->n_txq) {
@@ -845,11 +849,13 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     struct sim_vpmd *v = &s->pmds[k];
     v->scheduled = false;
     sim_set_budgets(s, k, now);
-    double vm_before, vm_after;
-    uint64_t nic_pending = sim_nic_rx_pending(v, &vm_before);
+    /* What it takes from NIC-model queues (all it takes, if it polls
+     * only those), and the cost of what it takes from VMs'. */
+    double vm_before = 0, vm_after = 0;
+    uint64_t nic_pending = v->nic_only ? 0 : sim_nic_rx_pending(v, &vm_before);
     unsigned rx = dp_pmd_poll(v->pmd, now);
     struct sim_poll_io io = {.rx = rx};
-    io.nic_rx = nic_pending - sim_nic_rx_pending(v, &vm_after);
+    io.nic_rx = v->nic_only ? rx : nic_pending - sim_nic_rx_pending(v, &vm_after);
 
     /* The cost of what the core did, of the send calls to each port and
      * of what the poll sent (it leaves when the poll ends: collected after
