@@ -54,9 +54,14 @@ struct sim_traffic {
     /* Identities computed lately (sim_traffic_flow() is pure: this only
      * saves recomputing those of popular flows), direct-mapped by id. */
     struct sim_flow_desc *flow_cache; /* SIM_FLOW_CACHE entries, id + 1 in .id */
+    /* Payload bytes: SIM_FILL_LEN pseudo-random bytes of the model's key;
+     * a packet's payload is a window of them. */
+    uint8_t *fill;
 };
 
 #define SIM_FLOW_CACHE 16384
+#define SIM_FILL_SPAN 16384u /* a power of two: window starts */
+#define SIM_FILL_LEN ((SIM_FILL_SPAN + SIM_TRAFFIC_FRAME_MAX + 7) & ~7u)
 
 /* ---- hashing ---- */
 
@@ -299,12 +304,8 @@ static size_t build_inner(const struct sim_traffic *t, const struct sim_flow_des
         wr48(pay + 10, seq);
         i = SIM_TAG_LEN;
     }
-    /* 8 bytes at a time: the pattern's words step by the golden ratio. */
-    uint64_t w = salt(ph, P_FILL);
-    for (; i + 8 <= paylen; i += 8, w += 0x9e3779b97f4a7c15ULL)
-        wr64(pay + i, w);
-    for (; i < paylen; i++, w >>= 8)
-        pay[i] = (uint8_t)w;
+    if (i < paylen)
+        memcpy(pay + i, t->fill + (salt(ph, P_FILL) & (SIM_FILL_SPAN - 1)), paylen - i);
 
     if (arp) {
         static const uint8_t arp_hdr[8] = {0, 1, 8, 0, 6, 4, 0, 1};
@@ -510,8 +511,11 @@ struct sim_traffic *sim_traffic_new(const struct sim_traffic_cfg *cfg, uint64_t 
     }
     t->seqs = calloc(cfg->flows, sizeof *t->seqs);
     t->flow_cache = calloc(SIM_FLOW_CACHE, sizeof *t->flow_cache);
-    if (!t->seqs || !t->flow_cache)
+    t->fill = malloc(SIM_FILL_LEN);
+    if (!t->seqs || !t->flow_cache || !t->fill)
         goto nomem;
+    for (size_t i = 0; i < SIM_FILL_LEN; i += 8)
+        wr64(t->fill + i, salt(t->key, (uint64_t)i << 8 | P_FILL));
     t->next_flow = cfg->flows;
     if (cfg->churn > 0) {
         t->slot_flow = malloc(cfg->flows * sizeof *t->slot_flow);
@@ -542,6 +546,7 @@ void sim_traffic_destroy(struct sim_traffic *t)
     free(t->seqs);
     free(t->slot_flow);
     free(t->flow_cache);
+    free(t->fill);
     free(t);
 }
 

@@ -23,7 +23,8 @@
  * L4 header, or after the ARP body in the padding), the payload starts
  * with SIM_TAG_LEN bytes, big-endian: magic SIM_TAG_MAGIC (2 bytes), model
  * id (2), flow id (6), sequence number (6). The rest of the payload is a
- * pattern derived from (flow, seq). Frames without room (64-byte TCP over
+ * window, chosen by a hash of (flow, seq), of a table of pseudo-random
+ * bytes the model draws from its seed and id. Frames without room (64-byte TCP over
  * IPv4, IPv6 at 64 bytes, ...) are untagged, and are never given a bad
  * checksum (a sink could not tell it from a fault).
  *
@@ -46,7 +47,8 @@
  * stream (sim/rng.h: seed, SIM_RNG_STREAM(SIM_TRAFFIC_RNG_DOMAIN,
  * id << 8 | purpose)), so changing the size mix leaves arrival times and
  * flow picks as they were; identities and per-packet choices are hashed.
- * Memory: 8 bytes per flow slot (16 with churn). No globals. */
+ * Memory: 8 bytes per flow slot (16 with churn), 26 KB of payload
+ * table. No globals. */
 #ifndef SIM_TRAFFIC_H
 #define SIM_TRAFFIC_H
 
