@@ -552,6 +552,13 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
     size_t len = sim_traffic_next_frame(st->traffic, sk ? sk->sent : s->frame, &info);
     uint64_t next = sim_traffic_next_time(st->traffic);
     st->next = next < c->duration_ns ? next : UINT64_MAX;
+    /* Hints for the per-flow state this packet and the stream's next one
+     * will touch (with a million flows, each a miss). */
+    if (st->cfg->expect_port >= 0 && s->ports[st->cfg->expect_port].verify)
+        sim_verify_prefetch(s->ports[st->cfg->expect_port].verify, (uint16_t)(id + 1),
+                            info.flow_id);
+    if (sp->rss_memo)
+        __builtin_prefetch(&sp->rss_memo[sim_traffic_peek_flow(st->traffic) % SIM_RSS_MEMO]);
     st->seq = s->evq.next_seq++;
     pr->offered++;
     pr->offered_bytes += len;

@@ -34,6 +34,8 @@ struct sim_traffic {
     struct sim_zipf zipf;
     uint64_t *seqs;            /* next sequence number per slot */
     uint64_t *slot_flow;       /* flow id per slot (with churn), else slot i = flow i */
+    uint64_t next_slot;        /* the next packet's slot, drawn one packet ahead
+                                * so that its per-flow state can be prefetched */
     uint64_t next_flow;        /* the next flow id churn hands out */
 
     /* Arrival process. */
@@ -462,6 +464,13 @@ size_t sim_traffic_build(const struct sim_traffic *t, uint64_t flow_id, uint64_t
     return len;
 }
 
+/* The next draw of the popularity stream. */
+static uint64_t pick_slot(struct sim_traffic *t)
+{
+    return t->cfg.popularity == SIM_POP_ZIPF ? sim_zipf_sample(&t->zipf, &t->pick_rng) - 1
+                                             : sim_rng_below(&t->pick_rng, t->cfg.flows);
+}
+
 /* ---- the model ---- */
 
 struct sim_traffic *sim_traffic_new(const struct sim_traffic_cfg *cfg, uint64_t seed,
@@ -531,6 +540,7 @@ struct sim_traffic *sim_traffic_new(const struct sim_traffic_cfg *cfg, uint64_t 
         t->ns_per_bit = 1e9 / bps;
     if (line_bps > 0)
         t->line_ns_per_bit = 1e9 / line_bps;
+    t->next_slot = pick_slot(t);
     return t;
 
 nomem:
@@ -602,12 +612,24 @@ static void advance(struct sim_traffic *t, uint64_t bits)
     }
 }
 
+uint64_t sim_traffic_peek_flow(const struct sim_traffic *t)
+{
+    return t->slot_flow ? t->slot_flow[t->next_slot] : t->next_slot;
+}
+
 size_t sim_traffic_next_frame(struct sim_traffic *t, uint8_t *buf, struct sim_traffic_info *info)
 {
     double now = t->t_next;
     churn_until(t, now);
-    uint64_t slot = t->cfg.popularity == SIM_POP_ZIPF ? sim_zipf_sample(&t->zipf, &t->pick_rng) - 1
-                                                      : sim_rng_below(&t->pick_rng, t->cfg.flows);
+    uint64_t slot = t->next_slot;
+    /* Draws stay in order (the stream is the model's own): packet n takes
+     * draw n, whenever it is drawn. */
+    t->next_slot = pick_slot(t);
+    __builtin_prefetch(&t->seqs[t->next_slot], 1);
+    if (t->slot_flow)
+        __builtin_prefetch(&t->slot_flow[t->next_slot]);
+    else
+        __builtin_prefetch(&t->flow_cache[t->next_slot % SIM_FLOW_CACHE], 1);
     uint64_t flow = t->slot_flow ? t->slot_flow[slot] : slot;
     uint64_t seq = t->seqs[slot]++;
     size_t len = sim_traffic_build(t, flow, seq, buf, info);

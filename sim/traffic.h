@@ -240,6 +240,10 @@ size_t sim_traffic_next_frame(struct sim_traffic *t, uint8_t *buf, struct sim_tr
 /* The arrival time of the packet the next call will generate. */
 uint64_t sim_traffic_next_time(const struct sim_traffic *t);
 
+/* The flow the next call will most likely generate a packet of (churn may
+ * replace it first): a hint, to prefetch what a packet of it will touch. */
+uint64_t sim_traffic_peek_flow(const struct sim_traffic *t);
+
 /* The identity of flow 'flow_id' (any id: those not yet created too). */
 void sim_traffic_flow(const struct sim_traffic *t, uint64_t flow_id, struct sim_flow_desc *d);
 

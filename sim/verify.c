@@ -478,6 +478,13 @@ void sim_verify_expect_by_flow(struct sim_verify *v, sim_verify_expect_cb *fn, v
     v->aux = aux;
 }
 
+void sim_verify_prefetch(const struct sim_verify *v, uint16_t model_id, uint64_t flow)
+{
+    const struct vmodel *m = find_model(v, model_id);
+    if (m && flow < m->n_next)
+        __builtin_prefetch(&m->next[flow], 1);
+}
+
 const struct sim_verify_stats *sim_verify_stats(const struct sim_verify *v)
 {
     return &v->st;

@@ -158,6 +158,10 @@ unsigned sim_verify_frame(struct sim_verify *v, const uint8_t *frame, size_t len
 unsigned sim_verify_frame_sent(struct sim_verify *v, const uint8_t *f, size_t len,
                                const uint8_t *sent, size_t sent_len, uint8_t sent_bad);
 
+/* A hint: a frame of (model_id, flow) is on its way; fetches what
+ * checking it will read into the cache. Changes nothing. */
+void sim_verify_prefetch(const struct sim_verify *v, uint16_t model_id, uint64_t flow);
+
 const struct sim_verify_stats *sim_verify_stats(const struct sim_verify *v);
 
 /* The first violations (at most max_listed) in the order found. */
