@@ -9,6 +9,7 @@
 #include "csum.h"
 #include "dmath.h" /* arrival arithmetic as written: no fused multiply-add */
 #include "rng.h"
+#include "util.h"
 #include "zipf.h"
 
 /* Purposes of a model's rng streams (the low 8 bits of the index). */
@@ -518,7 +519,7 @@ struct sim_traffic *sim_traffic_new(const struct sim_traffic_cfg *cfg, uint64_t 
         free(t);
         return NULL;
     }
-    t->seqs = calloc(cfg->flows, sizeof *t->seqs);
+    t->seqs = fs_alloc_big(cfg->flows * sizeof *t->seqs);
     t->flow_cache = calloc(SIM_FLOW_CACHE, sizeof *t->flow_cache);
     t->fill = malloc(SIM_FILL_LEN);
     if (!t->seqs || !t->flow_cache || !t->fill)
@@ -527,7 +528,7 @@ struct sim_traffic *sim_traffic_new(const struct sim_traffic_cfg *cfg, uint64_t 
         wr64(t->fill + i, salt(t->key, (uint64_t)i << 8 | P_FILL));
     t->next_flow = cfg->flows;
     if (cfg->churn > 0) {
-        t->slot_flow = malloc(cfg->flows * sizeof *t->slot_flow);
+        t->slot_flow = fs_alloc_big(cfg->flows * sizeof *t->slot_flow);
         if (!t->slot_flow)
             goto nomem;
         for (uint64_t i = 0; i < cfg->flows; i++)
@@ -553,8 +554,8 @@ void sim_traffic_destroy(struct sim_traffic *t)
 {
     if (!t)
         return;
-    free(t->seqs);
-    free(t->slot_flow);
+    fs_free_big(t->seqs, t->cfg.flows * sizeof *t->seqs);
+    fs_free_big(t->slot_flow, t->cfg.flows * sizeof *t->slot_flow);
     free(t->flow_cache);
     free(t->fill);
     free(t);

@@ -15,6 +15,7 @@
 #endif
 
 #include "rng.h"
+#include "util.h"
 
 static const struct {
     const char *name, *desc;
@@ -366,10 +367,12 @@ static uint64_t *seq_slot(struct sim_verify *v, struct vmodel *m, uint64_t flow)
         size_t n = m->n_next ? m->n_next : 1024;
         while (n <= flow)
             n *= 2;
-        uint64_t *a = realloc(m->next, n * sizeof *a);
+        uint64_t *a = fs_alloc_big(n * sizeof *a);
         if (!a)
             return NULL;
-        memset(a + m->n_next, 0, (n - m->n_next) * sizeof *a);
+        if (m->n_next)
+            memcpy(a, m->next, m->n_next * sizeof *a);
+        fs_free_big(m->next, m->n_next * sizeof *a);
         m->next = a;
         m->n_next = n;
     }
@@ -427,7 +430,7 @@ void sim_verify_destroy(struct sim_verify *v)
         return;
     free(v->listed);
     for (size_t i = 0; i < v->n_models; i++)
-        free(v->models[i].next);
+        fs_free_big(v->models[i].next, v->models[i].n_next * sizeof *v->models[i].next);
     free(v->models);
     free(v->seqs.e);
     free(v);
@@ -449,7 +452,14 @@ int sim_verify_add_model(struct sim_verify *v, const struct sim_traffic *t)
     if (!m)
         return -1;
     v->models = m;
-    m[v->n_models++] = (struct vmodel){.t = t, .id = sim_traffic_id(t)};
+    struct vmodel *nm = &m[v->n_models];
+    *nm = (struct vmodel){.t = t, .id = sim_traffic_id(t)};
+    /* Room for the flows the model starts with (pages are touched only as
+     * flows arrive); churned flows grow it. */
+    uint64_t flows = sim_traffic_flows_created(t);
+    if (flows > 0 && !seq_slot(v, nm, (flows < SEQ_DENSE_MAX ? flows : SEQ_DENSE_MAX) - 1))
+        return -1;
+    v->n_models++;
     return 0;
 }
 

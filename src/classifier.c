@@ -4,53 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#define CLS_HUGE (2u << 20)
+#include "util.h"
+
 #define CLS_MIN_BUCKETS 2u
-
-static size_t cls_big_len(size_t bytes)
-{
-    return (bytes + CLS_HUGE - 1) & ~(size_t)(CLS_HUGE - 1);
-}
-
-void *cls_alloc_big(size_t bytes)
-{
-    if (bytes < CLS_HUGE) {
-        void *p = NULL;
-        if (posix_memalign(&p, 64, bytes ? bytes : 64))
-            return NULL;
-        memset(p, 0, bytes);
-        return p;
-    }
-    /* Map one huge page more than needed, keep the aligned part. */
-    size_t len = cls_big_len(bytes);
-    uint8_t *map = mmap(NULL, len + CLS_HUGE, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED)
-        return NULL;
-    uintptr_t a = ((uintptr_t)map + CLS_HUGE - 1) & ~(uintptr_t)(CLS_HUGE - 1);
-    uint8_t *p = (uint8_t *)a;
-    size_t head = (size_t)(p - map);
-    if (head)
-        munmap(map, head);
-    if (CLS_HUGE - head)
-        munmap(p + len, CLS_HUGE - head);
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, len, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
-void cls_free_big(void *p, size_t bytes)
-{
-    if (!p)
-        return;
-    if (bytes < CLS_HUGE)
-        free(p);
-    else
-        munmap(p, cls_big_len(bytes));
-}
 
 /* ------------------------------------------------------------------------ */
 /* The megaflow table                                                       */
@@ -62,7 +19,7 @@ int cls_flows_init(struct cls_flows *f, uint32_t max)
         return -1;
     /* Slots are initialised when first used (below hw); the pages of the
      * rest are never touched. */
-    f->mf = cls_alloc_big((size_t)max * sizeof *f->mf);
+    f->mf = fs_alloc_big((size_t)max * sizeof *f->mf);
     if (!f->mf)
         return -1;
     f->max = max;
@@ -76,7 +33,7 @@ void cls_flows_destroy(struct cls_flows *f)
     for (uint32_t i = 0; i < f->hw; i++)
         if (f->mf[i].in_use)
             action_list_unref(f->mf[i].actions);
-    cls_free_big(f->mf, (size_t)f->max * sizeof *f->mf);
+    fs_free_big(f->mf, (size_t)f->max * sizeof *f->mf);
     memset(f, 0, sizeof *f);
 }
 

@@ -114,14 +114,6 @@ struct classifier {
                      * sets it; default false: compared per key) */
 };
 
-/* Zeroed, 64-byte aligned memory for the large tables. Blocks of 2 MiB or
- * more are mapped on their own, 2 MiB aligned and advised for transparent
- * huge pages (the SMC's 8 MiB then costs 4 dTLB entries), and their pages
- * are faulted in only when first touched. Release with cls_free_big() and
- * the same size. NULL on failure. */
-void *cls_alloc_big(size_t bytes);
-void cls_free_big(void *p, size_t bytes);
-
 /* A table of 'max' megaflow slots (1..CLS_MAX_FLOWS). Returns 0 or -1. */
 int cls_flows_init(struct cls_flows *f, uint32_t max);
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 struct emc *emc_create(uint32_t entries, unsigned ways, unsigned max_key_len)
 {
     if (entries == 0 || entries > EMC_MAX_ENTRIES || (entries & (entries - 1)))
@@ -14,8 +16,8 @@ struct emc *emc_create(uint32_t entries, unsigned ways, unsigned max_key_len)
     if (!e)
         return NULL;
     e->mask = entries - 1;
-    e->meta = cls_alloc_big((size_t)entries * sizeof *e->meta);
-    e->keys = cls_alloc_big((size_t)entries * sizeof *e->keys);
+    e->meta = fs_alloc_big((size_t)entries * sizeof *e->meta);
+    e->keys = fs_alloc_big((size_t)entries * sizeof *e->keys);
     if (!e->meta || !e->keys) {
         emc_destroy(e);
         return NULL;
@@ -30,8 +32,8 @@ void emc_destroy(struct emc *e)
     if (!e)
         return;
     size_t n = (size_t)e->mask + 1;
-    cls_free_big(e->meta, n * sizeof *e->meta);
-    cls_free_big(e->keys, n * sizeof *e->keys);
+    fs_free_big(e->meta, n * sizeof *e->meta);
+    fs_free_big(e->keys, n * sizeof *e->keys);
     free(e);
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "emc.h" /* emc_rand32 */
+#include "util.h"
 
 struct smc *smc_create(uint32_t entries, uint64_t seed)
 {
@@ -14,7 +15,7 @@ struct smc *smc_create(uint32_t entries, uint64_t seed)
     if (!s)
         return NULL;
     uint32_t nb = entries / SMC_WAYS;
-    s->b = cls_alloc_big((size_t)nb * sizeof *s->b);
+    s->b = fs_alloc_big((size_t)nb * sizeof *s->b);
     if (!s->b) {
         free(s);
         return NULL;
@@ -28,7 +29,7 @@ void smc_destroy(struct smc *s)
 {
     if (!s)
         return;
-    cls_free_big(s->b, ((size_t)s->mask + 1) * sizeof *s->b);
+    fs_free_big(s->b, ((size_t)s->mask + 1) * sizeof *s->b);
     free(s);
 }
 

@@ -2,7 +2,11 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 void fs_errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -31,4 +35,49 @@ bool fs_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned
         return false;
     *out = v;
     return true;
+}
+
+#define FS_HUGE (2u << 20)
+
+static size_t fs_big_len(size_t bytes)
+{
+    return (bytes + FS_HUGE - 1) & ~(size_t)(FS_HUGE - 1);
+}
+
+void *fs_alloc_big(size_t bytes)
+{
+    if (bytes < FS_HUGE) {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, bytes ? bytes : 64))
+            return NULL;
+        memset(p, 0, bytes);
+        return p;
+    }
+    /* Map one huge page more than needed, keep the aligned part. */
+    size_t len = fs_big_len(bytes);
+    uint8_t *map = mmap(NULL, len + FS_HUGE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    uintptr_t a = ((uintptr_t)map + FS_HUGE - 1) & ~(uintptr_t)(FS_HUGE - 1);
+    uint8_t *p = (uint8_t *)a;
+    size_t head = (size_t)(p - map);
+    if (head)
+        munmap(map, head);
+    if (FS_HUGE - head)
+        munmap(p + len, FS_HUGE - head);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, len, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+void fs_free_big(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (bytes < FS_HUGE)
+        free(p);
+    else
+        munmap(p, fs_big_len(bytes));
 }

@@ -21,4 +21,12 @@ bool fs_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned
 #define FS_NSEC_PER_MSEC 1000000ull
 #define FS_NSEC_PER_SEC 1000000000ull
 
+/* Zeroed, 64-byte aligned memory for large tables. Blocks of 2 MiB or
+ * more are mapped on their own, 2 MiB aligned and advised for transparent
+ * huge pages (an 8 MiB table then costs 4 dTLB entries), and their pages
+ * are faulted in only when first touched. Release with fs_free_big() and
+ * the same size. NULL on failure. */
+void *fs_alloc_big(size_t bytes);
+void fs_free_big(void *p, size_t bytes);
+
 #endif
