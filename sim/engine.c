@@ -91,7 +91,13 @@ struct sim_vpmd {
     bool has_pending;
     uint64_t pending[SIM_COST_N]; /* work done for it outside the core (an
                                    * eager vhost rx), charged at its next poll */
-    struct sim_cost_snap prev;
+    /* The events charged so far, kept as what they are computed from
+     * (sim_poll_counts() is linear in them): the counters before its
+     * first poll and after its last, the sum of what its polls moved and
+     * of the pending work charged. sim_cost_totals() adds them up. */
+    struct sim_cost_snap first, prev;
+    struct sim_poll_io io_sum;
+    uint64_t pending_sum[SIM_COST_N];
     struct sim_pmd_result *res;
 };
 
@@ -363,6 +369,7 @@ static int sim_add_pmds(struct sim *s, char *err, size_t errlen)
         struct dp_counters cur;
         dp_pmd_counters(s->dpps[i], &cur);
         sim_cost_snap(&cur, &s->pmds[i].prev);
+        s->pmds[i].first = s->pmds[i].prev;
     }
     if (dp_assign_rxqs(s->dp, s->dpps, c->n_pmds, NULL, 0, err, errlen))
         return -1;
@@ -895,15 +902,19 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     uint64_t counts[SIM_COST_N];
     sim_poll_counts(&s->cost_ctx, &v->prev, &cur, &io, counts);
     v->prev = cur;
+    v->io_sum.rx += io.rx;
+    v->io_sum.sends += io.sends;
+    v->io_sum.tx += io.tx;
+    v->io_sum.nic_rx += io.nic_rx;
+    v->io_sum.nic_tx += io.nic_tx;
     if (v->has_pending) {
         for (int e = 0; e < SIM_COST_N; e++) {
             counts[e] += v->pending[e];
+            v->pending_sum[e] += v->pending[e];
             v->pending[e] = 0;
         }
         v->has_pending = false;
     }
-    for (int e = 0; e < SIM_COST_N; e++)
-        s->res->cost_counts[e] += counts[e];
     double cost = sim_profile_apply(&s->cfg->profile, counts) + extra + v->carry;
     double whole = floor(cost);
     v->carry = cost - whole;
@@ -940,6 +951,21 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
 }
 
 /* ---- the measurement window ------------------------------------------------- */
+
+/* Every event the cost model has charged so far, all PMDs: what the
+ * per-poll counts add up to. */
+static void sim_cost_totals(const struct sim *s, uint64_t out[SIM_COST_N])
+{
+    memset(out, 0, SIM_COST_N * sizeof *out);
+    for (unsigned k = 0; k < s->cfg->n_pmds; k++) {
+        const struct sim_vpmd *v = &s->pmds[k];
+        uint64_t c[SIM_COST_N];
+        sim_poll_counts(&s->cost_ctx, &v->first, &v->prev, &v->io_sum, c);
+        c[SIM_COST_POLL_ITER] = v->res->polls;
+        for (int e = 0; e < SIM_COST_N; e++)
+            out[e] += c[e] + v->pending_sum[e];
+    }
+}
 
 static void sim_counters_sub(struct dp_counters *d, const struct dp_counters *a)
 {
@@ -979,8 +1005,10 @@ static void sim_window_edge(struct sim *s, uint64_t t)
         SIM_W_(p->window.rx_packets, p->rx_packets);
         SIM_W_(p->window.busy_ns, p->busy_ns);
     }
+    uint64_t costs[SIM_COST_N];
+    sim_cost_totals(s, costs);
     for (int e = 0; e < SIM_COST_N; e++)
-        SIM_W_(w->cost_counts[e], r->cost_counts[e]);
+        SIM_W_(w->cost_counts[e], costs[e]);
 #undef SIM_W_
     struct dp_counters sum, one;
     memset(&sum, 0, sizeof sum);
@@ -1194,6 +1222,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
         if (cfg->progress && !(res->events & (SIM_PROGRESS_EVENTS - 1)))
             cfg->progress(cfg->progress_aux, ev.time, res->offered);
     }
+    sim_cost_totals(&s, res->cost_counts);
     sim_finish(&s);
     rc = 0;
 out:
