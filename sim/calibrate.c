@@ -411,8 +411,8 @@ static int cal_poll(struct cal_run *r, const struct cal_workload *w, unsigned bu
     cal_collect(r);
     if (cycles) {
         struct sim_cost_snap sa, sb;
-        sim_cost_snap(&a, &sa);
-        sim_cost_snap(&b, &sb);
+        sim_cost_snap_read(&a, &sa);
+        sim_cost_snap_read(&b, &sb);
         sim_poll_counts(&r->ctx, &sa, &sb, &io, counts);
         *cycles = t1 - t0;
     }

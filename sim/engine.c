@@ -368,7 +368,7 @@ static int sim_add_pmds(struct sim *s, char *err, size_t errlen)
         s->pmds[i].res = &s->res->pmds[i];
         struct dp_counters cur;
         dp_pmd_counters(s->dpps[i], &cur);
-        sim_cost_snap(&cur, &s->pmds[i].prev);
+        sim_cost_snap_read(&cur, &s->pmds[i].prev);
         s->pmds[i].first = s->pmds[i].prev;
     }
     if (dp_assign_rxqs(s->dp, s->dpps, c->n_pmds, NULL, 0, err, errlen))
@@ -769,7 +769,7 @@ void sim_cost_ctx_init(struct sim_cost_ctx *ctx, const struct dp_knobs *knobs)
     ctx->smc = knobs->smc;
 }
 
-void sim_cost_snap(const struct dp_counters *c, struct sim_cost_snap *snap)
+void sim_cost_snap_read(const struct dp_counters *c, struct sim_cost_snap *snap)
 {
     const uint64_t *f = c->fcache.n;
     snap->rx_bursts = c->n[DP_STAT_RX_BURSTS];
@@ -877,7 +877,7 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
     struct dp_counters all;
     struct sim_cost_snap cur;
     dp_pmd_counters(v->pmd, &all);
-    sim_cost_snap(&all, &cur);
+    sim_cost_snap_read(&all, &cur);
     double extra = vm_before - vm_after;
     for (size_t i = 0; i < s->cfg->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];

@@ -229,7 +229,7 @@ struct sim_cost_snap {
     uint64_t csum_sw, csum_sw_bytes, csum_verified, csum_verify_bytes;
 };
 
-void sim_cost_snap(const struct dp_counters *c, struct sim_cost_snap *snap);
+void sim_cost_snap_read(const struct dp_counters *c, struct sim_cost_snap *snap);
 
 /* The events of one poll (counts[SIM_COST_N]) from the core's counters
  * before (a) and after (b) it and what it moved. The engine charges these;
