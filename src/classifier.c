@@ -296,12 +296,10 @@ int classifier_insert(struct classifier *c, const struct flow_key *key,
         return -ENOSPC;
     if (!st) {
         if (c->n_st == c->cap_st) {
-            unsigned cap = c->cap_st ? c->cap_st * 2 : 8;
-            struct cls_subtable **v = realloc(c->vec, cap * sizeof *v);
-            if (!v)
+            size_t cap = c->cap_st; /* at most one subtable per megaflow: fits */
+            if (fs_grow((void **)&c->vec, &cap, c->n_st + 1u, sizeof *c->vec, 8))
                 return -ENOMEM;
-            c->vec = v;
-            c->cap_st = cap;
+            c->cap_st = (unsigned)cap;
         }
         st = cls_subtable_create(c, mask);
         if (!st)

@@ -415,14 +415,9 @@ void dp_port_get(const struct dp *dp, unsigned port_no, struct dp_port_info *inf
  * publication will have: dp_publish() follows). Control side. */
 static int dp_retire(struct dp *dp, struct rule_table *rules, struct dp_knobs *knobs)
 {
-    if (dp->n_retired == dp->cap_retired) {
-        size_t cap = dp->cap_retired ? dp->cap_retired * 2 : 8;
-        struct dp_retired *r = realloc(dp->retired, cap * sizeof *r);
-        if (!r)
-            return -1;
-        dp->retired = r;
-        dp->cap_retired = cap;
-    }
+    if (fs_grow((void **)&dp->retired, &dp->cap_retired, dp->n_retired + 1,
+                sizeof *dp->retired, 8))
+        return -1;
     uint64_t next = atomic_load_explicit(&dp->gen, memory_order_relaxed) + 1;
     dp->retired[dp->n_retired++] = (struct dp_retired){rules, knobs, next};
     return 0;

@@ -1088,16 +1088,10 @@ void rule_table_add(struct rule_table *t, struct rule *r)
             return;
         }
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        struct rule **v = realloc(t->rules, cap * sizeof *v);
-        if (!v) {
-            /* Cannot grow: the rule cannot be installed. */
-            rule_free(r);
-            return;
-        }
-        t->rules = v;
-        t->cap = cap;
+    if (fs_grow((void **)&t->rules, &t->cap, t->n + 1, sizeof *t->rules, 16)) {
+        /* Cannot grow: the rule cannot be installed. */
+        rule_free(r);
+        return;
     }
     r->seq = t->next_seq++;
     /* After every rule of the same or higher priority: ties keep the order
