@@ -1033,7 +1033,12 @@ struct rule_table *config_rule_table(const struct config *cfg, char *err, size_t
             return NULL;
         }
         r->line = cfg->rules[i].line;
-        rule_table_add(t, r);
+        if (rule_table_add(t, r)) {
+            rule_free(r);
+            rule_table_destroy(t);
+            fs_errf(err, errlen, "flowswitch: out of memory");
+            return NULL;
+        }
     }
     return t;
 }

@@ -506,11 +506,13 @@ int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *e, const char *orig
     struct rule_table *t = NULL;
     if (rc == 0) {
         /* The new table continues the old one's versions, so the caches
-         * built on the old one see a change. */
+         * built on the old one see a change. Room for every addition is
+         * made before anything is retired: past this point nothing can
+         * fail. */
         t = rule_table_clone(cur);
         if (t && e->clear)
             rule_table_clear(t);
-        if (!t || dp_retire(dp, cur, NULL)) {
+        if (!t || rule_table_reserve(t, e->n_add) || dp_retire(dp, cur, NULL)) {
             rule_table_destroy(t);
             fs_errf(err, errlen, "out of memory");
             rc = -1;
@@ -527,7 +529,7 @@ int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *e, const char *orig
         rule_free(parsed[i]);
     }
     for (size_t i = e->n_del; i < n; i++)
-        rule_table_add(t, parsed[i]); /* takes it */
+        rule_table_add(t, parsed[i]); /* takes it: the room is reserved */
     free(parsed);
     atomic_store_explicit(&dp->rules, t, memory_order_release);
     dp_publish(dp);
