@@ -51,7 +51,7 @@ struct config_ctx {
     char **rule_src;
     char **includes; /* owned paths of included files */
     size_t n_includes;
-    size_t rules_cap;
+    size_t rules_cap, rule_src_cap;
 
     bool failed;
     int err_line;     /* 0: not tied to a line */
@@ -335,29 +335,29 @@ static int config_port_key(struct config_ctx *c, const char *name, const char *v
 /* ------------------------------------------------------------------------ */
 /* [rules]                                                                  */
 
-static int config_add_rule(struct config_ctx *c, const char *text, int line, char *src)
+/* Appends a copy of text (written at line) to a list of *n rules with room
+ * for *cap. Returns 0, or -1 when out of memory (the list unchanged). */
+static int config_rule_push(struct dp_rule_src **list, size_t *n, size_t *cap,
+                            const char *text, int line)
 {
-    struct config *cfg = c->cfg;
-    if (cfg->n_rules == c->rules_cap) {
-        size_t cap = c->rules_cap ? c->rules_cap * 2 : 16;
-        struct dp_rule_src *rules = realloc(cfg->rules, cap * sizeof *rules);
-        if (rules)
-            cfg->rules = rules;
-        char **srcs = realloc(c->rule_src, cap * sizeof *srcs);
-        if (srcs)
-            c->rule_src = srcs;
-        if (!rules || !srcs)
-            return -1;
-        c->rules_cap = cap;
-    }
+    if (fs_grow((void **)list, cap, *n + 1, sizeof **list, 16))
+        return -1;
     char *t = strdup(text);
     if (!t)
         return -1;
-    cfg->rules[cfg->n_rules].text = t;
-    cfg->rules[cfg->n_rules].line = line;
-    c->rule_src[cfg->n_rules] = src;
-    cfg->n_rules++;
+    (*list)[*n] = (struct dp_rule_src){t, line};
+    (*n)++;
     return 0;
+}
+
+static int config_add_rule(struct config_ctx *c, const char *text, int line, char *src)
+{
+    struct config *cfg = c->cfg;
+    if (fs_grow((void **)&c->rule_src, &c->rule_src_cap, cfg->n_rules + 1,
+                sizeof *c->rule_src, 16))
+        return -1;
+    c->rule_src[cfg->n_rules] = src;
+    return config_rule_push(&cfg->rules, &cfg->n_rules, &c->rules_cap, text, line);
 }
 
 static bool config_blank(char ch)
@@ -1033,7 +1033,12 @@ struct rule_table *config_rule_table(const struct config *cfg, char *err, size_t
             return NULL;
         }
         r->line = cfg->rules[i].line;
-        rule_table_add(t, r);
+        if (rule_table_add(t, r)) {
+            rule_free(r);
+            rule_table_destroy(t);
+            fs_errf(err, errlen, "flowswitch: out of memory");
+            return NULL;
+        }
     }
     return t;
 }
@@ -1041,21 +1046,7 @@ struct rule_table *config_rule_table(const struct config *cfg, char *err, size_t
 static int config_rules_add(void *aux, const char *text, int line)
 {
     struct config_rules *r = aux;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        struct dp_rule_src *l = realloc(r->rules, cap * sizeof *l);
-        if (!l)
-            return -1;
-        r->rules = l;
-        r->cap = cap;
-    }
-    char *t = strdup(text);
-    if (!t)
-        return -1;
-    r->rules[r->n].text = t;
-    r->rules[r->n].line = line;
-    r->n++;
-    return 0;
+    return config_rule_push(&r->rules, &r->n, &r->cap, text, line);
 }
 
 int config_rules_read(const char *path, struct config_rules *out, char *err, size_t errlen)

@@ -298,18 +298,10 @@ void ctl_answer_printf(struct ctl_answer *a, const char *fmt, ...)
         ctl_answer_error(a, "answer longer than %u bytes", CTL_ANSWER_MAX);
         return;
     }
-    if (a->len + n + 1 > a->cap) {
-        size_t cap = a->cap ? a->cap : 256;
-        while (cap < a->len + n + 1)
-            cap *= 2;
-        char *t = realloc(a->text, cap);
-        if (!t) {
-            free(s);
-            ctl_answer_fail(a, NULL);
-            return;
-        }
-        a->text = t;
-        a->cap = cap;
+    if (fs_grow((void **)&a->text, &a->cap, a->len + n + 1, 1, 256)) {
+        free(s);
+        ctl_answer_fail(a, NULL);
+        return;
     }
     memcpy(a->text + a->len, s, n + 1);
     a->len += n;

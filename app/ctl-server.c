@@ -25,6 +25,12 @@
 #define CTL_DEFAULT_IO_TIMEOUT_MS 5000
 #define CTL_BACKLOG 128
 #define CTL_READ_CHUNK 4096
+/* A client's input buffer doubles from one chunk, so it reaches
+ * CTL_REQUEST_MAX exactly and never more. */
+#define CTL_READ_STEPS (CTL_REQUEST_MAX / CTL_READ_CHUNK)
+_Static_assert(CTL_REQUEST_MAX % CTL_READ_CHUNK == 0 &&
+                   (CTL_READ_STEPS & (CTL_READ_STEPS - 1)) == 0,
+               "CTL_REQUEST_MAX is CTL_READ_CHUNK times a power of two");
 /* How long the server stops accepting after accept() failed for want of
  * descriptors or memory (instead of spinning on a readable listener). */
 #define CTL_ACCEPT_PAUSE_NS (100 * 1000 * 1000ull)
@@ -314,17 +320,10 @@ static void ctl_client_process(struct ctl_server *srv, struct ctl_client *c, uin
 static void ctl_client_read(struct ctl_server *srv, struct ctl_client *c, uint64_t now)
 {
     while (!c->peer_eof && c->in_len < CTL_REQUEST_MAX) {
-        if (c->in_len == c->in_cap) {
-            size_t cap = c->in_cap ? c->in_cap * 2 : CTL_READ_CHUNK;
-            if (cap > CTL_REQUEST_MAX)
-                cap = CTL_REQUEST_MAX;
-            char *in = realloc(c->in, cap);
-            if (!in) {
-                ctl_client_close(c);
-                return;
-            }
-            c->in = in;
-            c->in_cap = cap;
+        if (c->in_len == c->in_cap &&
+            fs_grow((void **)&c->in, &c->in_cap, c->in_len + 1, 1, CTL_READ_CHUNK)) {
+            ctl_client_close(c);
+            return;
         }
         ssize_t r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
         if (r > 0) {

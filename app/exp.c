@@ -41,14 +41,8 @@ const char *exp_metric_desc(enum exp_metric m)
 
 struct exp_point *exp_table_add(struct exp_table *t)
 {
-    if (t->n_points == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        struct exp_point *p = realloc(t->points, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        t->points = p;
-        t->cap = cap;
-    }
+    if (fs_grow((void **)&t->points, &t->cap, t->n_points + 1, sizeof *t->points, 16))
+        return NULL;
     struct exp_point *pt = &t->points[t->n_points++];
     memset(pt, 0, sizeof *pt);
     return pt;
@@ -192,18 +186,14 @@ char *exp_read_file(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-            cap *= 2;
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    for (;;) {
+        /* Room for one more byte and the NUL. */
+        if (fs_grow((void **)&buf, &cap, n + 2, 1, 4096)) {
+            free(buf);
+            buf = NULL;
+            break;
         }
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
@@ -381,14 +371,8 @@ static int exp_keys_add(struct exp_keys *k, const char *s)
     for (size_t i = 0; i < k->n; i++)
         if (!strcmp(k->v[i], s))
             return (int)i;
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 16;
-        char(*v)[160] = realloc(k->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        k->v = v;
-        k->cap = cap;
-    }
+    if (fs_grow((void **)&k->v, &k->cap, k->n + 1, sizeof *k->v, 16))
+        return -1;
     snprintf(k->v[k->n], sizeof k->v[k->n], "%s", s);
     return (int)k->n++;
 }

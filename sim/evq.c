@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "util.h"
+
 static bool sim_ev_before(const struct sim_event *a, const struct sim_event *b)
 {
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
@@ -23,14 +25,8 @@ void sim_evq_fini(struct sim_evq *q)
 
 int sim_evq_push(struct sim_evq *q, uint64_t time, uint32_t kind, uint32_t id)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        struct sim_event *h = realloc(q->heap, cap * sizeof *h);
-        if (!h)
-            return -1;
-        q->heap = h;
-        q->cap = cap;
-    }
+    if (q->n == q->cap && fs_grow((void **)&q->heap, &q->cap, q->n + 1, sizeof *q->heap, 64))
+        return -1;
     struct sim_event ev = {time, q->next_seq++, kind, id};
     size_t i = q->n++;
     while (i > 0) {

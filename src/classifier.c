@@ -296,12 +296,10 @@ int classifier_insert(struct classifier *c, const struct flow_key *key,
         return -ENOSPC;
     if (!st) {
         if (c->n_st == c->cap_st) {
-            unsigned cap = c->cap_st ? c->cap_st * 2 : 8;
-            struct cls_subtable **v = realloc(c->vec, cap * sizeof *v);
-            if (!v)
+            size_t cap = c->cap_st; /* at most one subtable per megaflow: fits */
+            if (fs_grow((void **)&c->vec, &cap, c->n_st + 1u, sizeof *c->vec, 8))
                 return -ENOMEM;
-            c->vec = v;
-            c->cap_st = cap;
+            c->cap_st = (unsigned)cap;
         }
         st = cls_subtable_create(c, mask);
         if (!st)
@@ -343,23 +341,9 @@ static inline uint32_t cls_run(const struct cls_subtable *st, const struct flow_
     uint32_t run = 1u << r0;
 #if defined(__SSE2__) && !defined(FS_NO_SIMD)
     if (st->hot_only) {
-        /* The hot words as three vectors, masked. */
-        _Static_assert(FLOW_HOT_U64S == 6, "the hot words in 3 vectors");
-        const __m128i *m = (const __m128i *)(const void *)&st->mask.m;
-        const __m128i *v0 = (const __m128i *)(const void *)w0;
-        const __m128i m0 = _mm_loadu_si128(&m[0]), m1 = _mm_loadu_si128(&m[1]),
-                      m2 = _mm_loadu_si128(&m[2]);
-        const __m128i k0 = _mm_and_si128(_mm_loadu_si128(&v0[0]), m0),
-                      k1 = _mm_and_si128(_mm_loadu_si128(&v0[1]), m1),
-                      k2 = _mm_and_si128(_mm_loadu_si128(&v0[2]), m2);
         for (uint32_t b = probe & (probe - 1); b; b &= b - 1) {
             unsigned i = (unsigned)__builtin_ctz(b);
-            const __m128i *v = (const __m128i *)(const void *)&keys[i];
-            __m128i d = _mm_or_si128(
-                _mm_or_si128(_mm_xor_si128(_mm_and_si128(_mm_loadu_si128(&v[0]), m0), k0),
-                             _mm_xor_si128(_mm_and_si128(_mm_loadu_si128(&v[1]), m1), k1)),
-                _mm_xor_si128(_mm_and_si128(_mm_loadu_si128(&v[2]), m2), k2));
-            if (_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) != 0xffff)
+            if (!flow_hot_equal_masked(&keys[i], &keys[r0], &st->mask))
                 break;
             run |= 1u << i;
         }

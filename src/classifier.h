@@ -170,17 +170,8 @@ static inline bool cls_flow_match(const struct cls_megaflow *mf, const struct fl
 {
     const struct cls_subtable *st = mf->st;
 #if defined(__SSE2__) && !defined(FS_NO_SIMD)
-    if (st->hot_only) {
-        _Static_assert(FLOW_HOT_U64S == 6, "the hot words in 3 vectors");
-        const __m128i *m = (const __m128i *)(const void *)&st->mask.m;
-        const __m128i *v = (const __m128i *)(const void *)k;
-        const __m128i *x = (const __m128i *)(const void *)&mf->key;
-#define CLS_VX_(i) _mm_xor_si128(_mm_and_si128(_mm_loadu_si128(&v[i]), _mm_loadu_si128(&m[i])), \
-                                 _mm_loadu_si128(&x[i]))
-        __m128i d = _mm_or_si128(_mm_or_si128(CLS_VX_(0), CLS_VX_(1)), CLS_VX_(2));
-#undef CLS_VX_
-        return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
-    }
+    if (st->hot_only)
+        return flow_hot_equal_masked(k, &mf->key, &st->mask);
 #endif
     const cls_word *w = cls_words(k), *m = cls_words(&mf->key);
     uint64_t diff = 0;

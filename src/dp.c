@@ -415,14 +415,9 @@ void dp_port_get(const struct dp *dp, unsigned port_no, struct dp_port_info *inf
  * publication will have: dp_publish() follows). Control side. */
 static int dp_retire(struct dp *dp, struct rule_table *rules, struct dp_knobs *knobs)
 {
-    if (dp->n_retired == dp->cap_retired) {
-        size_t cap = dp->cap_retired ? dp->cap_retired * 2 : 8;
-        struct dp_retired *r = realloc(dp->retired, cap * sizeof *r);
-        if (!r)
-            return -1;
-        dp->retired = r;
-        dp->cap_retired = cap;
-    }
+    if (fs_grow((void **)&dp->retired, &dp->cap_retired, dp->n_retired + 1,
+                sizeof *dp->retired, 8))
+        return -1;
     uint64_t next = atomic_load_explicit(&dp->gen, memory_order_relaxed) + 1;
     dp->retired[dp->n_retired++] = (struct dp_retired){rules, knobs, next};
     return 0;
@@ -511,11 +506,13 @@ int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *e, const char *orig
     struct rule_table *t = NULL;
     if (rc == 0) {
         /* The new table continues the old one's versions, so the caches
-         * built on the old one see a change. */
+         * built on the old one see a change. Room for every addition is
+         * made before anything is retired: past this point nothing can
+         * fail. */
         t = rule_table_clone(cur);
         if (t && e->clear)
             rule_table_clear(t);
-        if (!t || dp_retire(dp, cur, NULL)) {
+        if (!t || rule_table_reserve(t, e->n_add) || dp_retire(dp, cur, NULL)) {
             rule_table_destroy(t);
             fs_errf(err, errlen, "out of memory");
             rc = -1;
@@ -532,7 +529,7 @@ int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *e, const char *orig
         rule_free(parsed[i]);
     }
     for (size_t i = e->n_del; i < n; i++)
-        rule_table_add(t, parsed[i]); /* takes it */
+        rule_table_add(t, parsed[i]); /* takes it: the room is reserved */
     free(parsed);
     atomic_store_explicit(&dp->rules, t, memory_order_release);
     dp_publish(dp);

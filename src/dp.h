@@ -147,9 +147,11 @@ struct dp_rule_edit {
     size_t n_add;
 };
 
-/* Applies an edit as a whole or not at all: every rule is parsed first,
- * then a new table is published for the PMDs. Returns 0, or -1 with
- * "ORIGIN:LINE: reason" in err (origin names the source, e.g. a file). */
+/* Applies an edit as a whole or not at all: every rule is parsed and room
+ * for the new table's rules allocated first, then the table is published
+ * for the PMDs. Returns 0, or -1 with "ORIGIN:LINE: reason" (or
+ * "out of memory") in err, the rules unchanged (origin names the source,
+ * e.g. a file). The edit's texts stay the caller's. */
 int dp_rules_apply(struct dp *dp, const struct dp_rule_edit *edit, const char *origin,
                    char *err, size_t errlen);
 

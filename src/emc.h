@@ -110,22 +110,7 @@ static inline bool emc_key_equal(const struct flow_key *a, const struct flow_key
 static inline bool emc_key_equal_hot(const struct flow_key *a, unsigned a_len,
                                      const struct flow_key *b)
 {
-#if defined(__SSE2__) && !defined(FS_NO_SIMD)
-    _Static_assert(FLOW_HOT_U64S == 6, "the hot words in 3 vectors");
-    const __m128i *va = (const __m128i *)(const void *)a;
-    const __m128i *vb = (const __m128i *)(const void *)b;
-#define EMC_VX_(i) _mm_xor_si128(_mm_loadu_si128(&va[i]), _mm_loadu_si128(&vb[i]))
-    __m128i d = _mm_or_si128(_mm_or_si128(EMC_VX_(0), EMC_VX_(1)), EMC_VX_(2));
-#undef EMC_VX_
-    return (_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff) &
-           (a_len <= FLOW_HOT_U64S * 8);
-#else
-    const cls_word *x = cls_words(a), *y = cls_words(b);
-    uint64_t d = 0;
-    for (unsigned i = 0; i < FLOW_HOT_U64S; i++)
-        d |= x[i] ^ y[i];
-    return d == 0 && a_len <= FLOW_HOT_U64S * 8;
-#endif
+    return flow_hot_equal_masked(a, b, NULL) & (a_len <= FLOW_HOT_U64S * 8);
 }
 
 static inline void emc_prefetch(const struct emc *e, uint32_t hash)

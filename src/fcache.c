@@ -356,14 +356,13 @@ static const struct action_list *fcache_upcall(struct fcache *fc, const struct f
         /* The victim may have answered an earlier packet of this call: its
          * list must outlive the call. */
         if (fc->n_deferred == fc->cap_deferred) {
-            unsigned cap = fc->cap_deferred * 2;
-            struct action_list **d = realloc(fc->deferred, cap * sizeof *d);
-            if (!d) {
+            size_t cap = fc->cap_deferred;
+            if (fs_grow((void **)&fc->deferred, &cap, fc->n_deferred + 1u,
+                        sizeof *fc->deferred, PKT_BATCH_MAX)) {
                 fc->st.n[FCACHE_STAT_MEGAFLOW_INSTALL_FAILED]++;
                 return acts;
             }
-            fc->deferred = d;
-            fc->cap_deferred = cap;
+            fc->cap_deferred = (unsigned)cap;
         }
         uint32_t v = cls_flows_victim(f);
         fc->deferred[fc->n_deferred++] = cls_flow_remove(f, v);

@@ -163,6 +163,36 @@ static inline bool flow_key_cold(const struct flow_key *k)
 #endif
 }
 
+/* True if a and b agree on the hot words wherever m has a 1 bit (m NULL:
+ * on every bit): ((a ^ b) & m) == 0 over three SSE2 vectors (always
+ * present on x86-64) where available, else over the words. What the flow
+ * caches' hot-key compares are made of: a megaflow's (b its masked key), a
+ * classifier run's (b the run's first key) and the EMC's (no mask). */
+static inline __attribute__((always_inline)) bool
+flow_hot_equal_masked(const struct flow_key *a, const struct flow_key *b,
+                      const struct flow_mask *m)
+{
+#if defined(__SSE2__) && !defined(FS_NO_SIMD)
+    _Static_assert(FLOW_HOT_U64S == 6, "the hot words in 3 vectors");
+    const __m128i *va = (const __m128i *)(const void *)a;
+    const __m128i *vb = (const __m128i *)(const void *)b;
+    const __m128i *vm = (const __m128i *)(const void *)m;
+#define FLOW_VX_(i)                                                                    \
+    (m ? _mm_and_si128(_mm_xor_si128(_mm_loadu_si128(&va[i]), _mm_loadu_si128(&vb[i])), \
+                       _mm_loadu_si128(&vm[i]))                                         \
+       : _mm_xor_si128(_mm_loadu_si128(&va[i]), _mm_loadu_si128(&vb[i])))
+    __m128i d = _mm_or_si128(_mm_or_si128(FLOW_VX_(0), FLOW_VX_(1)), FLOW_VX_(2));
+#undef FLOW_VX_
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
+#else
+    const flow_word *x = flow_u64(a), *y = flow_u64(b);
+    uint64_t d = 0;
+    for (unsigned i = 0; i < FLOW_HOT_U64S; i++)
+        d |= (x[i] ^ y[i]) & (m ? flow_u64(&m->m)[i] : ~0ull);
+    return d == 0;
+#endif
+}
+
 /* The key hash: the hot words are paired and each pair multiplied 64x64 ->
  * 128 after an xor with its own constants, the two halves of every product
  * folded and summed; each cold word is multiplied by its constant alone and

@@ -191,15 +191,11 @@ int netdev_opt_uint(const struct netdev_args *args, const char *key,
     const char *v = netdev_opt_get(args, key);
     if (!v)
         return 0;
-    char *end;
-    errno = 0;
-    unsigned long x = strtoul(v, &end, 0);
-    if (!*v || *end || errno || v[0] == '-' || x < min || x > max) {
+    if (!fs_parse_uint(v, min, max, out)) {
         fs_errf(err, errlen, "option '%s': '%s' is not an integer in %lu..%lu",
                 key, v, min, max);
         return -1;
     }
-    *out = x;
     return 0;
 }
 

@@ -98,8 +98,10 @@ const char *netdev_rx_error(const struct netdev *dev);
 /* Option helpers (for backends and tunnel ports): the last value given for 'key', or NULL. */
 const char *netdev_opt_get(const struct netdev_args *args, const char *key);
 
-/* Parses a non-negative integer option in [min, max]. Returns 0 (with *out
- * unchanged when the option is absent) or -1 with a message in err. */
+/* Parses a non-negative decimal integer option in [min, max] (the syntax
+ * of fs_parse_uint(): digits only, "010" is 10, "0x10" is refused).
+ * Returns 0 (with *out unchanged when the option is absent) or -1 with
+ * "option 'KEY': 'VALUE' is not an integer in MIN..MAX" in err. */
 int netdev_opt_uint(const struct netdev_args *args, const char *key,
                     unsigned long min, unsigned long max, unsigned long *out,
                     char *err, size_t errlen);

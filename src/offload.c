@@ -264,15 +264,8 @@ static uint32_t sum_at(const void *data, size_t len, bool odd)
 
 uint32_t pkt_outer_udp_pseudo(const struct pkt *p)
 {
-    const uint8_t *ip = p->data + p->l3_ofs;
-    uint32_t udp_len = p->l4_len;
-    if (p->l3 == PKT_L3_IPV4) {
-        uint32_t src, dst;
-        memcpy(&src, ip + 12, 4);
-        memcpy(&dst, ip + 16, 4);
-        return csum_pseudo_ipv4(src, dst, IP_PROTO_UDP, (uint16_t)udp_len);
-    }
-    return csum_pseudo_ipv6(ip + 8, ip + 24, IP_PROTO_UDP, udp_len);
+    struct ol_view v = view_outer(p);
+    return l4_pseudo(p, &v);
 }
 
 /* The outer UDP checksum over everything: pseudo-header + UDP header (with

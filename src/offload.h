@@ -156,9 +156,10 @@ static inline bool pkt_tx_emulate(struct pkt *p, uint32_t caps)
  * Both return the value for the field (a computed 0 as 0xFFFF). */
 uint16_t pkt_outer_udp_csum_short(const struct pkt *pkt);
 /* The pseudo-header sum (unfolded) of the outer UDP header at l3/l4, with
- * the Destination Address: the outer IPv6 header must have no routing
- * header in effect (PKT_F_IPV6_RH clear), as tnl_push() builds it and as
- * tnl_pop() requires. */
+ * the Destination Address: the packet must be parsed (PKT_F_PARSED, IPv4
+ * or IPv6, l4_proto UDP) and its outer IPv6 header have no routing header
+ * in effect (PKT_F_IPV6_RH clear), as tnl_push() builds it and as tnl_pop()
+ * requires. */
 uint32_t pkt_outer_udp_pseudo(const struct pkt *pkt);
 uint16_t pkt_outer_udp_csum_full(const struct pkt *pkt);
 

@@ -1071,9 +1071,15 @@ struct rule_table *rule_table_clone(const struct rule_table *t)
     return c;
 }
 
-void rule_table_add(struct rule_table *t, struct rule *r)
+int rule_table_reserve(struct rule_table *t, size_t more)
 {
-    t->version++;
+    if (more > SIZE_MAX - t->n)
+        return -1;
+    return fs_grow((void **)&t->rules, &t->cap, t->n + more, sizeof *t->rules, 16);
+}
+
+int rule_table_add(struct rule_table *t, struct rule *r)
+{
     if (!t->index)
         rule_index_build(t, 1);
     struct rule **slot = rule_index_find(t, r);
@@ -1085,20 +1091,13 @@ void rule_table_add(struct rule_table *t, struct rule *r)
             t->rules[i] = r;
             if (slot)
                 *slot = r;
-            return;
+            t->version++;
+            return 0;
         }
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        struct rule **v = realloc(t->rules, cap * sizeof *v);
-        if (!v) {
-            /* Cannot grow: the rule cannot be installed. */
-            rule_free(r);
-            return;
-        }
-        t->rules = v;
-        t->cap = cap;
-    }
+    if (rule_table_reserve(t, 1))
+        return -1; /* r stays the caller's */
+    t->version++;
     r->seq = t->next_seq++;
     /* After every rule of the same or higher priority: ties keep the order
      * of insertion. */
@@ -1109,6 +1108,7 @@ void rule_table_add(struct rule_table *t, struct rule *r)
     t->rules[pos] = r;
     t->n++;
     rule_index_add(t, r);
+    return 0;
 }
 
 unsigned rule_table_delete_strict(struct rule_table *t, const struct rule *r)

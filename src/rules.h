@@ -50,9 +50,17 @@ void rule_table_destroy(struct rule_table *t);
  * built on t see the copy as a change. NULL if out of memory. */
 struct rule_table *rule_table_clone(const struct rule_table *t);
 
-/* Adds r (taking ownership). A rule with the same priority, match and
- * mask is replaced (OpenFlow "add" semantics). Bumps the version. */
-void rule_table_add(struct rule_table *t, struct rule *r);
+/* Adds r. A rule with the same priority, match and mask is replaced
+ * (OpenFlow "add" semantics). Returns 0: the table owns r, the version is
+ * bumped. Returns -1 when the table cannot grow (out of memory): t is
+ * unchanged and r is still the caller's. */
+int rule_table_add(struct rule_table *t, struct rule *r);
+
+/* Makes room for 'more' rules beyond the ones t holds, so that the next
+ * 'more' rule_table_add() calls cannot fail (deletes and clears in between
+ * keep the room). Returns 0, or -1 when out of memory (t unchanged): an
+ * edit of several rules reserves first, and is then applied whole. */
+int rule_table_reserve(struct rule_table *t, size_t more);
 
 /* Deletes the rules whose priority, match and mask equal r's ("strict"
  * delete). Returns how many were removed. Bumps the version if any. */

@@ -37,6 +37,31 @@ bool fs_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned
     return true;
 }
 
+int fs_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    if (!elem)
+        return -1;
+    size_t n = *cap ? *cap : (first ? first : 1);
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return -1;
+        n *= 2;
+    }
+    if (n > SIZE_MAX / elem)
+        return -1;
+    /* Through memcpy: *arr is an array pointer of the caller's type. */
+    void *old;
+    memcpy(&old, arr, sizeof old);
+    void *p = realloc(old, n * elem);
+    if (!p)
+        return -1;
+    memcpy(arr, &p, sizeof p);
+    *cap = n;
+    return 0;
+}
+
 #define FS_HUGE (2u << 20)
 
 static size_t fs_big_len(size_t bytes)

@@ -16,6 +16,14 @@ void fs_errf(char *err, size_t errlen, const char *fmt, ...)
  * number syntax. */
 bool fs_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
 
+/* Makes the array *arr (of elem-byte elements, room for *cap of them) hold
+ * at least need elements: the capacity doubles, from 'first' for an empty
+ * array, until it does, and the contents are kept (the new elements are
+ * uninitialised). Returns 0 (nothing done if *cap >= need already), or -1,
+ * *arr and *cap unchanged, when the new capacity or its size in bytes
+ * (cap * 2 * elem) would overflow a size_t or realloc fails. */
+int fs_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first);
+
 /* Time units: every time in the datapath is in nanoseconds. */
 #define FS_NSEC_PER_USEC 1000ull
 #define FS_NSEC_PER_MSEC 1000000ull

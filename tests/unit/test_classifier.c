@@ -382,6 +382,42 @@ static void test_cls_hash_masked_only(void **state)
     assert_int_equal(st->n_words, 2);
 }
 
+/* flow_hot_equal_masked(), the hot-word compare of megaflow matches,
+ * classifier runs and the EMC, against a byte-by-byte model: random keys
+ * whose hot bytes often agree, random masks (some all-zero bytes), with and
+ * without a mask; cold bytes never count. */
+static void test_hot_equal_masked(void **state)
+{
+    (void)state;
+    uint64_t s = 12345;
+    unsigned equal = 0, masked_equal = 0;
+    for (unsigned it = 0; it < 20000; it++) {
+        struct flow_key a, b;
+        struct flow_mask m;
+        uint8_t *pa = (uint8_t *)&a, *pb = (uint8_t *)&b, *pm = (uint8_t *)&m;
+        for (size_t i = 0; i < sizeof a; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            pa[i] = (uint8_t)(s >> 56);
+            pb[i] = (s >> 41) % 8 ? pa[i] : (uint8_t)(s >> 48);
+            pm[i] = (s >> 37) % 2 ? 0 : (uint8_t)(s >> 24);
+        }
+        if (it % 4 == 0)
+            memcpy(&b, &a, FLOW_HOT_U64S * 8); /* hot words equal, cold ones not */
+        bool want = true, want_masked = true;
+        for (size_t i = 0; i < FLOW_HOT_U64S * 8; i++) {
+            want &= pa[i] == pb[i];
+            want_masked &= (pa[i] & pm[i]) == (pb[i] & pm[i]);
+        }
+        assert_int_equal(flow_hot_equal_masked(&a, &b, NULL), want);
+        assert_int_equal(flow_hot_equal_masked(&a, &b, &m), want_masked);
+        equal += want;
+        masked_equal += want_masked;
+    }
+    /* Both answers occurred often enough to mean something. */
+    assert_true(equal >= 4000 && equal < 20000);
+    assert_true(masked_equal > equal && masked_equal < 20000);
+}
+
 static void test_generation_and_reuse(void **state)
 {
     struct fixture *fx = *state;
@@ -477,6 +513,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_subtable_churn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cls_hash_masked_only, setup, teardown),
+        cmocka_unit_test(test_hot_equal_masked),
         cmocka_unit_test_setup_teardown(test_generation_and_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_and_clock_victim, setup_small, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_unrefs, setup, teardown),

@@ -424,6 +424,54 @@ static void test_reclaim_waits_for_sync(void **state)
     fx_close(&f);
 }
 
+/* An edit is applied whole or not at all: one that grows the table well
+ * past the old table's size (the room is reserved before anything is
+ * retired) replaces it, with the deletes and a replacement; one with a bad
+ * rule at its end leaves the published table, its rules and the retired
+ * list as they were. */
+static void test_rule_edit_whole(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "", "rule = priority=5,in_port=p0 actions=output:p1");
+    char err[256];
+    enum { N = 200 };
+    static char texts[N][96];
+    struct dp_rule_src add[N + 1];
+    for (unsigned i = 0; i < N; i++) {
+        snprintf(texts[i], sizeof texts[i],
+                 "priority=%u,in_port=p0,udp,tp_src=%u actions=output:p2", 1000 + i, i);
+        add[i] = (struct dp_rule_src){texts[i], (int)i + 1};
+    }
+    /* The last addition replaces the first one (same priority and match). */
+    add[N] = (struct dp_rule_src){"priority=1000,in_port=p0,udp,tp_src=0 actions=drop", N + 1};
+    struct dp_rule_src del = {"priority=5,in_port=p0 actions=drop", 0};
+    struct dp_rule_edit e = {.del = &del, .n_del = 1, .add = add, .n_add = N + 1};
+    const struct rule_table *old = dp_rules(f.dp);
+    assert_int_equal(dp_rules_apply(f.dp, &e, "test", err, sizeof err), 0);
+    const struct rule_table *t = dp_rules(f.dp);
+    assert_ptr_not_equal(t, old);
+    assert_int_equal(rule_table_count(t), N);
+    for (unsigned i = 0; i < N; i++)
+        assert_int_equal(rule_table_at(t, i)->priority, 1000 + N - 1 - i);
+    assert_string_equal(rule_table_at(t, N - 1)->text, add[N].text);
+    assert_int_equal(dp_rules_reclaim(f.dp), 1); /* the old table, until the PMD polls */
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 0);
+    assert_int_equal(dp_rules_reclaim(f.dp), 0);
+
+    /* Clear, then add all but a broken last rule: nothing happens. */
+    add[N] = (struct dp_rule_src){"priority=7,in_port=p0,tp_dst=80 actions=drop", 77};
+    struct dp_rule_edit bad = {.clear = true, .add = add, .n_add = N + 1};
+    uint64_t v = rule_table_version(t);
+    assert_int_equal(dp_rules_apply(f.dp, &bad, "test", err, sizeof err), -1);
+    assert_string_equal(err, "test:77: rule: tp_dst requires tcp, udp or sctp");
+    assert_ptr_equal(dp_rules(f.dp), t);
+    assert_int_equal(rule_table_count(t), N);
+    assert_true(rule_table_version(t) == v);
+    assert_int_equal(dp_rules_reclaim(f.dp), 0);
+    fx_close(&f);
+}
+
 /* The caches' run-time knobs reach a PMD at its next poll: SMC off frees
  * it, emc-insert-inv-prob 0 frees the EMC, and both come back empty;
  * knobs that size the caches need a restart. */
@@ -608,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_rule_change_flushes),
         cmocka_unit_test(test_live_cache_knobs),
         cmocka_unit_test(test_reclaim_waits_for_sync),
+        cmocka_unit_test(test_rule_edit_whole),
         cmocka_unit_test(test_pmd_requests),
         cmocka_unit_test(test_pmd_destroy_flushes),
         cmocka_unit_test(test_retries_through_dp),

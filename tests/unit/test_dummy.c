@@ -609,6 +609,51 @@ static void test_inject_metadata(void **state)
     netdev_close(dev);
 }
 
+/* Integer options are decimal, as every number of the config is: a
+ * leading zero is not octal and a 0x prefix, a sign or a blank is refused
+ * with a message naming the option and its range. */
+static void test_option_uint_decimal(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        int rc;
+        unsigned long want; /* if rc == 0 */
+    } cases[] = {
+        {"010", 0, 10},   {"0", 0, 0},       {"0009", 0, 9},   {"255", 0, 255},
+        {"0x10", -1, 0},  {"0X10", -1, 0},   {"+5", -1, 0},    {"-0", -1, 0},
+        {" 5", -1, 0},    {"5 ", -1, 0},     {"", -1, 0},      {"256", -1, 0},
+        {"1e2", -1, 0},   {"99999999999999999999999", -1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct netdev_opt opt = {"tos", cases[i].value, 3};
+        struct netdev_args args = {.opts = &opt, .n_opts = 1};
+        unsigned long out = 12345;
+        char err[128] = "";
+        int rc = netdev_opt_uint(&args, "tos", 0, 255, &out, err, sizeof err);
+        if (rc != cases[i].rc)
+            fail_msg("'%s': rc %d, want %d", cases[i].value, rc, cases[i].rc);
+        if (rc == 0) {
+            assert_int_equal(out, cases[i].want);
+        } else {
+            char want[128];
+            snprintf(want, sizeof want, "option 'tos': '%s' is not an integer in 0..255",
+                     cases[i].value);
+            assert_string_equal(err, want);
+            assert_int_equal(out, 12345);
+        }
+    }
+    /* Absent: 0, *out untouched. */
+    struct netdev_opt other = {"ttl", "0x10", 1};
+    struct netdev_args args = {.opts = &other, .n_opts = 1};
+    unsigned long out = 7;
+    assert_int_equal(netdev_opt_uint(&args, "tos", 0, 255, &out, NULL, 0), 0);
+    assert_int_equal(out, 7);
+    /* Through a backend: the dummy port's burst. */
+    expect_open_error((const char *const[]){"burst=0x10", NULL},
+                      "option 'burst': '0x10' is not an integer in 1..32", NULL);
+}
+
 static void test_option_errors(void **state)
 {
     (void)state;
@@ -1023,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_tx_cost),
         cmocka_unit_test(test_inject_metadata),
         cmocka_unit_test(test_option_errors),
+        cmocka_unit_test(test_option_uint_decimal),
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_hooks_reject_other_ports),
         cmocka_unit_test(test_close_frees_queued),

@@ -1195,6 +1195,69 @@ static void test_table_many(void **state)
     rule_table_destroy(t);
 }
 
+/* The table's texts in lookup order, joined, for comparing whole tables. */
+static void table_texts(const struct rule_table *t, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < rule_table_count(t); i++) {
+        int w = snprintf(buf + used, size - used, "%s|", rule_table_at(t, i)->text);
+        assert_true(w > 0 && (size_t)w < size - used);
+        used += (size_t)w;
+    }
+}
+
+/* A reservation that cannot be made (its size overflows: no allocation can
+ * satisfy it) fails and leaves the table as it was; one that can be made
+ * changes nothing visible, and the additions it made room for succeed. */
+static void test_table_reserve(void **state)
+{
+    (void)state;
+    struct rule_table *t = rule_table_create();
+    assert_int_equal(rule_table_add(t, mk("priority=10,ip actions=output:p1")), 0);
+    assert_int_equal(rule_table_add(t, mk("priority=200,tcp,tp_dst=80 actions=output:p2")), 0);
+    assert_int_equal(rule_table_add(t, mk("priority=100,udp actions=drop")), 0);
+    char before[512], after[512];
+    table_texts(t, before, sizeof before);
+    assert_string_equal(before, "priority=200,tcp,tp_dst=80 actions=output:p2|"
+                                "priority=100,udp actions=drop|"
+                                "priority=10,ip actions=output:p1|");
+    uint64_t v = rule_table_version(t);
+    struct flow_key k = tcp_key(0, "10.0.0.1", 80);
+
+    /* count + more overflows; then the bytes of that many pointers do. */
+    assert_int_equal(rule_table_reserve(t, SIZE_MAX), -1);
+    assert_int_equal(rule_table_reserve(t, SIZE_MAX - 3), -1);
+    assert_int_equal(rule_table_reserve(t, SIZE_MAX / sizeof(void *)), -1);
+    table_texts(t, after, sizeof after);
+    assert_string_equal(after, before);
+    assert_int_equal(rule_table_count(t), 3);
+    assert_true(rule_table_version(t) == v);
+    assert_int_equal(rule_table_lookup(t, &k, NULL)->priority, 200);
+
+    /* Room for 500 more: not a change (caches need not notice). */
+    assert_int_equal(rule_table_reserve(t, 0), 0);
+    assert_int_equal(rule_table_reserve(t, 500), 0);
+    table_texts(t, after, sizeof after);
+    assert_string_equal(after, before);
+    assert_true(rule_table_version(t) == v);
+
+    char text[128];
+    for (int i = 0; i < 500; i++) {
+        snprintf(text, sizeof text, "priority=%d,tcp,tp_dst=%d actions=output:p3", 300 + i,
+                 1000 + i);
+        assert_int_equal(rule_table_add(t, mk(text)), 0);
+    }
+    assert_int_equal(rule_table_count(t), 503);
+    assert_true(rule_table_version(t) == v + 500);
+    /* A replacement takes no room and is a change too. */
+    assert_int_equal(rule_table_add(t, mk("priority=100,udp actions=output:p1")), 0);
+    assert_int_equal(rule_table_count(t), 503);
+    assert_true(rule_table_version(t) == v + 501);
+    assert_string_equal(rule_table_at(t, 501)->text, "priority=100,udp actions=output:p1");
+    rule_table_destroy(t);
+}
+
 /* Random adds (a third replace an existing rule), strict deletes, clears
  * and clones against a reference model: a list kept the way the table's
  * contract says (a replacement keeps the old rule's place; a new rule goes
@@ -1326,6 +1389,7 @@ int main(void)
         cmocka_unit_test(test_table_wildcards_prefix),
         cmocka_unit_test(test_table_wildcards_property),
         cmocka_unit_test(test_table_many),
+        cmocka_unit_test(test_table_reserve),
         cmocka_unit_test(test_table_model),
         cmocka_unit_test(test_format_masked),
     };
