@@ -311,37 +311,50 @@ static void control_restart_diffs(const struct config *run, const struct config 
             control_note(r->restart, sizeof r->restart, "%s", app[i].name);
 }
 
-/* Checks, before anything is published, that the running datapath can take
- * the live changes of neu: the running knobs with neu's live values must be
- * a set a datapath accepts (a live knob may depend on one that needs a
- * restart: smc = on and the running smc-entries), and keep-alive must be
- * able to take neu's interval. Notes the knobs that need a restart.
- * Returns 0, or -1 with the reason in err. */
+/* What a reload publishes besides the rules, worked out and checked by
+ * control_reload_check() before anything is published. */
+struct control_reload_plan {
+    struct dp_knobs knobs; /* the running knobs with the file's live values */
+    char changes[1024];    /* the live knobs that change: "name was -> now; ..." */
+};
+
+/* The one check of a reload, before anything is published: the file's
+ * knobs must be a set a datapath accepts on its own (what run checks at
+ * start-up); the running knobs with the file's live values (plan->knobs)
+ * must be a set the running datapath takes (a live knob may depend on one
+ * that needs a restart: smc = on and the running smc-entries); and
+ * keep-alive must be able to take the file's interval. Notes the knobs
+ * that need a restart in r. Returns 0, or -1 with the reason in err. */
 static int control_reload_check(struct control *c, const struct config *neu,
-                                struct control_report *r, char *err, size_t errlen)
+                                struct control_reload_plan *plan, struct control_report *r,
+                                char *err, size_t errlen)
 {
-    struct dp_knobs next = *dp_get_knobs(c->dp);
+    if (dp_knobs_check(NULL, &neu->knobs, err, errlen))
+        return -1;
+    plan->knobs = *dp_get_knobs(c->dp);
+    plan->changes[0] = '\0';
     char names[1024];
     dp_knobs_names(names, sizeof names);
     char *save = NULL;
     for (char *name = strtok_r(names, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
         char was[64], now[64];
-        if (dp_knobs_get(&next, name, was, sizeof was) ||
+        if (dp_knobs_get(&plan->knobs, name, was, sizeof was) ||
             dp_knobs_get(&neu->knobs, name, now, sizeof now) || !strcmp(was, now))
             continue;
-        if (!dp_knob_is_live(name))
+        if (!dp_knob_is_live(name)) {
             control_note(r->restart, sizeof r->restart, "%s %s -> %s", name, was, now);
-        else if (dp_knobs_set(&next, name, now, err, errlen))
+            continue;
+        }
+        if (dp_knobs_set(&plan->knobs, name, now, err, errlen))
             return -1;
+        control_note(plan->changes, sizeof plan->changes, "%s %s -> %s", name, was, now);
     }
-    struct dp *probe;
     char why[512];
-    if (dp_create(&next, &probe, why, sizeof why)) {
+    if (dp_knobs_check(c->dp, &plan->knobs, why, sizeof why)) {
         fs_errf(err, errlen, "%s (with the running values of the knobs that need a restart)",
                 why);
         return -1;
     }
-    dp_destroy(probe);
     bool interval_changes = c->ka && ka_interval_ms(c->ka) != neu->keepalive_interval_ms;
     if ((neu->keepalive || interval_changes) &&
         control_ka_usable(c, neu->keepalive_interval_ms, err, errlen))
@@ -349,24 +362,20 @@ static int control_reload_check(struct control *c, const struct config *neu,
     return 0;
 }
 
-/* Applies the live knobs of neu that differ from the running ones (checked
- * by control_reload_check()); what still fails (out of memory, a thread
- * that cannot start) goes to r->failed. */
+/* Publishes the planned knob set in one dp_knobs_publish(), so that every
+ * PMD takes all of the changed live knobs at one quiescent point, then
+ * applies keep-alive's; what still fails (out of memory, a thread that
+ * cannot start) goes to r->failed. */
 static void control_reload_knobs(struct control *c, const struct config *neu,
+                                 const struct control_reload_plan *plan,
                                  struct control_report *r)
 {
-    char names[1024];
-    dp_knobs_names(names, sizeof names);
-    char *save = NULL;
-    for (char *name = strtok_r(names, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
-        char was[64], now[64], err[256];
-        if (!dp_knob_is_live(name) || dp_knobs_get(dp_get_knobs(c->dp), name, was, sizeof was) ||
-            dp_knobs_get(&neu->knobs, name, now, sizeof now) || !strcmp(was, now))
-            continue;
-        if (dp_knob_update(c->dp, name, now, err, sizeof err))
-            control_note(r->failed, sizeof r->failed, "%s %s -> %s: %s", name, was, now, err);
+    if (plan->changes[0]) {
+        char err[256];
+        if (dp_knobs_publish(c->dp, &plan->knobs, err, sizeof err))
+            control_note(r->failed, sizeof r->failed, "%s: %s", plan->changes, err);
         else
-            control_note(r->applied, sizeof r->applied, "%s %s -> %s", name, was, now);
+            control_note(r->applied, sizeof r->applied, "%s", plan->changes);
     }
     if (c->ka && ka_interval_ms(c->ka) != neu->keepalive_interval_ms) {
         control_note(r->applied, sizeof r->applied, "keepalive-interval %u -> %u",
@@ -395,22 +404,12 @@ int control_reload(struct control *c, FILE *log)
         config_free(&neu);
         return -1;
     }
-    /* The knob combination must be one a datapath accepts (what run checks
-     * when it creates one). */
-    struct dp *probe;
-    char why[512];
-    if (dp_create(&neu.knobs, &probe, why, sizeof why)) {
-        fprintf(log, "%s: [datapath]: %s\nflowswitch: reload of %s rejected, the running "
-                     "configuration stays\n", path, why, path);
-        config_free(&neu);
-        return -1;
-    }
-    dp_destroy(probe);
-
     control_lock(c);
     struct control_report r = {"", "", ""};
+    struct control_reload_plan plan;
     struct dp_rule_edit e = {.clear = true, .add = neu.rules, .n_add = neu.n_rules};
-    int rc = control_reload_check(c, &neu, &r, why, sizeof why);
+    char why[768];
+    int rc = control_reload_check(c, &neu, &plan, &r, why, sizeof why);
     if (rc) {
         fprintf(log, "%s: [datapath]: %s\nflowswitch: reload of %s rejected, the running "
                      "configuration stays\n", path, why, path);
@@ -419,7 +418,7 @@ int control_reload(struct control *c, FILE *log)
                 err, path);
     } else {
         control_note(r.applied, sizeof r.applied, "%zu rules", neu.n_rules);
-        control_reload_knobs(c, &neu, &r);
+        control_reload_knobs(c, &neu, &plan, &r);
         control_restart_diffs(c->cfg, &neu, &r);
         control_lag lag = control_settle(c);
         fprintf(log, "flowswitch: reloaded %s: %s\n", path, r.applied);

@@ -109,17 +109,19 @@ unsigned control_request(struct control *c, enum dp_pmd_request req, bool answer
 int control_reclaim(struct control *c);
 
 /* SIGHUP: re-reads the config file and applies what differs from the
- * running configuration as the ctl commands would: the file's rules as one
- * edit that first removes every rule, the knobs that can change live; the
- * rest (ports, cache sizes, PMD layout, socket...) is reported as needing
- * a restart. Everything is validated before anything is published: a file
- * with an error, or live knob values the running datapath cannot take
- * (with its knobs that need a restart), is rejected as a whole ("file:line:
- * reason" or "file: [datapath]: reason" on log) and nothing changes. Takes
- * the mutex itself. Returns 0 if the file was applied; -1 if it was
- * rejected, or if a change failed after the rules were published (out of
- * memory, a monitor thread that cannot start: "reload of FILE failed" on
- * log, naming what was not applied). */
+ * running configuration: the file's rules as one edit that first removes
+ * every rule, then the live knobs that change as one knob set
+ * (dp_knobs_publish(): each PMD takes all of them at one quiescent point,
+ * never some without the others); the rest (ports, cache sizes, PMD
+ * layout, socket...) is reported as needing a restart. Everything is
+ * checked, in one pass, before anything is published: a file with an
+ * error, or live knob values the running datapath cannot take (with its
+ * knobs that need a restart), is rejected as a whole ("file:line: reason"
+ * or "file: [datapath]: reason" on log) and nothing changes. Takes the
+ * mutex itself. Returns 0 if the file was applied; -1 if it was rejected,
+ * or if a change failed after the rules were published (out of memory, a
+ * monitor thread that cannot start: "reload of FILE failed" on log, naming
+ * what was not applied). */
 int control_reload(struct control *c, FILE *log);
 
 #endif

@@ -61,7 +61,8 @@ static void usage(FILE *out)
             "\n"
             "Exit status: 0 ok, 1 usage or config error (ctl: or the command failed),\n"
             "2 an input ended with an error (e.g. a truncated pcap; everything read\n"
-            "before it is forwarded; ctl: the socket cannot be reached or answered).\n");
+            "before it is forwarded; run: a runtime failure; ctl: the socket cannot\n"
+            "be reached or answered; sim: a violation or a lost packet).\n");
 }
 
 static void register_backends(void)

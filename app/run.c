@@ -57,6 +57,10 @@
 #include "backends/dpdk/netdev-dpdk.h"
 #endif
 
+/* Exit codes, as the other commands use them: 1 for what the operator
+ * asked (the command line, the config and what it names), found before
+ * anything is forwarded; 2 for a run the system failed (the EAL's
+ * environment, threads, memory) or whose packets did not add up. */
 #define RUN_EXIT_OK 0
 #define RUN_EXIT_USAGE 1
 #define RUN_EXIT_RUNTIME 2
@@ -84,7 +88,10 @@ static void run_usage(FILE *out)
             "ctl-socket, else $FLOWSWITCH_CTL_SOCKET, else /run/flowswitch/flowswitch.ctl\n"
             "as root, else $XDG_RUNTIME_DIR/flowswitch/flowswitch.ctl, else\n"
             "/tmp/flowswitch-UID/flowswitch.ctl). SIGHUP re-reads CONFIG: its rules and\n"
-            "live knobs are applied, a broken file changes nothing.\n");
+            "live knobs are applied, a broken file changes nothing.\n"
+            "Exit status: 0 after a stop; 1 a usage or config error, found before\n"
+            "anything is forwarded; 2 a runtime failure (the EAL cannot start here,\n"
+            "no memory or threads, packets not conserved).\n");
 }
 
 static int run_parse_secs(const char *s, double *out)
@@ -211,11 +218,15 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 }
 
 #ifdef HAVE_DPDK
+/* Returns 0, or RUN_EXIT_USAGE for EAL arguments the EAL refuses,
+ * RUN_EXIT_RUNTIME for an EAL that cannot start here. */
 static int run_dpdk_init(const struct run_opts *o)
 {
     char **av = calloc((size_t)o->eal_argc + 2, sizeof *av);
-    if (!av)
-        return -1;
+    if (!av) {
+        fprintf(stderr, "flowswitch: out of memory\n");
+        return RUN_EXIT_RUNTIME;
+    }
     av[0] = "flowswitch";
     for (int i = 0; i < o->eal_argc; i++)
         av[i + 1] = o->eal_argv[i];
@@ -224,7 +235,7 @@ static int run_dpdk_init(const struct run_opts *o)
     free(av);
     if (rc) {
         fprintf(stderr, "flowswitch: %s\n", err);
-        return -1;
+        return rc == -EINVAL ? RUN_EXIT_USAGE : RUN_EXIT_RUNTIME;
     }
     netdev_dpdk_register();
     return 0;
@@ -340,8 +351,11 @@ int fs_cmd_run(int argc, char **argv)
     bool dpdk_up = false;
 #ifdef HAVE_DPDK
     if (o.dpdk) {
-        if (run_dpdk_init(&o))
+        int erc = run_dpdk_init(&o);
+        if (erc) {
+            exit_rc = erc;
             goto out_mask;
+        }
         dpdk_up = true;
     }
 #endif
@@ -375,6 +389,8 @@ int fs_cmd_run(int argc, char **argv)
     struct ctl_server *srv = NULL;
     if (!cc || ctl_server_create(sock, cmds, n_cmds, cc, NULL, &srv, err, sizeof err)) {
         fprintf(stderr, "flowswitch run: control socket: %s\n", cc ? err : "out of memory");
+        if (!cc)
+            exit_rc = RUN_EXIT_RUNTIME;
         ctl_commands_destroy(cc);
         config_free(&cfg);
         goto out_eal;
@@ -417,6 +433,9 @@ int fs_cmd_run(int argc, char **argv)
     pc.idle_sleep_us = (uint32_t)o.idle_sleep_us;
     pc.priority_set = cfg.pmd_priority_set;
     pc.priority = cfg.pmd_priority;
+    /* The command line and the config are valid: from here on a failure is
+     * the system's (memory, threads). */
+    exit_rc = RUN_EXIT_RUNTIME;
 #ifdef HAVE_DPDK
     if (o.dpdk) {
         pc.thread_start = netdev_dpdk_thread_register;
@@ -515,11 +534,10 @@ int fs_cmd_run(int argc, char **argv)
     dp_stats_totals(total, dp_n_ports(dp), &t);
     free(total);
     free(prev);
-    exit_rc = RUN_EXIT_OK;
-    if (t.rx + t.copies != t.tx + t.dropped + t.queued) {
+    if (t.rx + t.copies != t.tx + t.dropped + t.queued)
         fprintf(stderr, "flowswitch: internal error: packet conservation violated\n");
-        exit_rc = RUN_EXIT_RUNTIME;
-    }
+    else
+        exit_rc = RUN_EXIT_OK;
     pmd_runtime_destroy(rt);
 out_dp:
     ctl_server_destroy(srv);

@@ -18,7 +18,9 @@
 #define SC_DEFAULT_RING 1024u
 #define SC_DEFAULT_VRING 256u
 
-/* What the [sim] section and the --set sim.* overrides set. */
+/* What the [sim] section and the --set sim.* overrides set, with the
+ * lines of the keys checked against others once everything is read (0:
+ * not in the file). */
 struct sc_sim {
     double duration_s;
     bool duration_set;
@@ -26,15 +28,47 @@ struct sc_sim {
     uint64_t seed;
     unsigned pmds;
     bool allow_overload;
+    int duration_line, warmup_line, profile_line;
 };
 
-/* The loading context: what the config extension's callbacks fill. */
+/* The loading context: what the config extension's callbacks fill, and
+ * the --set arguments (to name the one that gave a value at fault). */
 struct sc_ctx {
     struct scenario *sc;
     struct sc_sim sim;
     enum { SC_SECT_SIM, SC_SECT_TRAFFIC } sect;
     bool sim_seen;
+    int sim_line;
+    const char *const *sets;
+    size_t n_sets;
 };
+
+/* The last --set argument that gave SECTION[.NAME].KEY, or NULL. */
+static const char *sc_set_of(const struct sc_ctx *c, const char *sect, const char *name,
+                             const char *key)
+{
+    char prefix[256];
+    int n = snprintf(prefix, sizeof prefix, "%s.%s%s%s=", sect, name ? name : "",
+                     name ? "." : "", key);
+    for (size_t i = c->n_sets; n > 0 && (size_t)n < sizeof prefix && i-- > 0;)
+        if (!strncmp(c->sets[i], prefix, (size_t)n))
+            return c->sets[i];
+    return NULL;
+}
+
+/* Where the value of SECTION[.NAME].KEY came from, for an error about it:
+ * "--set ARG" if a --set gave it, else "file:line" (line: where the file
+ * gives it). */
+static const char *sc_at(const struct sc_ctx *c, const char *sect, const char *name,
+                         const char *key, int line, char *buf, size_t size)
+{
+    const char *set = sc_set_of(c, sect, name, key);
+    if (set)
+        snprintf(buf, size, "--set %s", set);
+    else
+        snprintf(buf, size, "%s:%d", c->sc->cfg.path, line);
+    return buf;
+}
 
 /* ---- values ---------------------------------------------------------------- */
 
@@ -85,8 +119,9 @@ static int sc_rate(const char *s, uint64_t *bps)
 
 /* ---- [sim] ----------------------------------------------------------------- */
 
+/* A [sim] key read from line 'line' (0: a --set). */
 static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, const char *v,
-                      char *err, size_t errlen)
+                      int line, char *err, size_t errlen)
 {
     unsigned long long u;
     if (!strcmp(k, "duration")) {
@@ -99,6 +134,7 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
         }
         s->duration_s = d;
         s->duration_set = true;
+        s->duration_line = line;
     } else if (!strcmp(k, "warmup")) {
         char *end;
         errno = 0;
@@ -109,6 +145,7 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
             return -1;
         }
         s->warmup_s = d;
+        s->warmup_line = line;
     } else if (!strcmp(k, "seed")) {
         if (sc_uint(v, UINT64_MAX, &u)) {
             fs_errf(err, errlen, "bad value '%s' for 'seed' (a non-negative integer)", v);
@@ -127,6 +164,7 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
             return -1;
         }
         snprintf(sc->profile, sizeof sc->profile, "%s", v);
+        s->profile_line = line;
     } else if (!strcmp(k, "allow-overload")) {
         if (sc_bool(v, &s->allow_overload)) {
             fs_errf(err, errlen, "bad value '%s' for 'allow-overload' (true or false)", v);
@@ -154,20 +192,26 @@ static int sc_name_set(char *dst, const char *v, const char *what, char *err, si
     return 0;
 }
 
+/* A key of stream i read from line 'line' (0: a --set). */
 static int sc_traffic_key(struct scenario *sc, size_t i, const char *k, const char *v, int line,
                           char *err, size_t errlen)
 {
-    if (!strcmp(k, "port"))
-        return sc_name_set(sc->port_name[i], v, k, err, errlen);
-    if (!strcmp(k, "expect-port"))
-        return sc_name_set(sc->expect_port[i], v, k, err, errlen);
+    struct scenario_stream_keys *sk = &sc->keys[i];
+    if (!strcmp(k, "port")) {
+        sk->port_line = line;
+        return sc_name_set(sk->port, v, k, err, errlen);
+    }
+    if (!strcmp(k, "expect-port")) {
+        sk->expect_port_line = line;
+        return sc_name_set(sk->expect_port, v, k, err, errlen);
+    }
     if (!strcmp(k, "expect")) {
-        if (strlen(v) >= sizeof sc->expect[i]) {
+        if (strlen(v) >= sizeof sk->expect) {
             fs_errf(err, errlen, "'expect' is too long");
             return -1;
         }
-        strcpy(sc->expect[i], v);
-        sc->expect_line[i] = line;
+        strcpy(sk->expect, v);
+        sk->expect_line = line;
         return 0;
     }
     char why[256];
@@ -199,19 +243,10 @@ static int sc_add_stream(struct scenario *sc, const char *name, int line, char *
     struct sim_stream_cfg *st = realloc(sc->streams, n * sizeof *st);
     if (st)
         sc->streams = st;
-    char(*pn)[NETDEV_NAME_MAX] = realloc(sc->port_name, n * sizeof *pn);
-    if (pn)
-        sc->port_name = pn;
-    char(*ep)[NETDEV_NAME_MAX] = realloc(sc->expect_port, n * sizeof *ep);
-    if (ep)
-        sc->expect_port = ep;
-    char(*ex)[256] = realloc(sc->expect, n * sizeof *ex);
-    if (ex)
-        sc->expect = ex;
-    int *el = realloc(sc->expect_line, n * sizeof *el);
-    if (el)
-        sc->expect_line = el;
-    if (!st || !pn || !ep || !ex || !el) {
+    struct scenario_stream_keys *sk = realloc(sc->keys, n * sizeof *sk);
+    if (sk)
+        sc->keys = sk;
+    if (!st || !sk) {
         fs_errf(err, errlen, "out of memory");
         return -1;
     }
@@ -220,10 +255,7 @@ static int sc_add_stream(struct scenario *sc, const char *name, int line, char *
     strcpy(s->name, name);
     s->line = line;
     sim_traffic_cfg_default(&s->traffic);
-    sc->port_name[sc->n_streams][0] = '\0';
-    sc->expect_port[sc->n_streams][0] = '\0';
-    sc->expect[sc->n_streams][0] = '\0';
-    sc->expect_line[sc->n_streams] = line;
+    memset(&sc->keys[sc->n_streams], 0, sizeof *sk);
     sc->n_streams = n;
     return 0;
 }
@@ -248,6 +280,7 @@ static int sc_section(void *aux, const char *type, const char *name, int line, c
             return -1;
         }
         c->sim_seen = true;
+        c->sim_line = line;
         c->sect = SC_SECT_SIM;
         return 0;
     }
@@ -260,7 +293,7 @@ static int sc_key(void *aux, const char *name, const char *value, int line, char
 {
     struct sc_ctx *c = aux;
     if (c->sect == SC_SECT_SIM)
-        return sc_sim_key(&c->sim, c->sc, name, value, err, errlen);
+        return sc_sim_key(&c->sim, c->sc, name, value, line, err, errlen);
     return sc_traffic_key(c->sc, c->sc->n_streams - 1, name, value, line, err, errlen);
 }
 
@@ -275,26 +308,34 @@ static int sc_opt_line(const struct config_port *cp, const char *key)
     return cp->line;
 }
 
-static int sc_port_uint(const struct config *cfg, const struct config_port *cp,
+/* Where port option 'key' of cp was given (sc_at()). */
+static const char *sc_port_at(const struct sc_ctx *c, const struct config_port *cp,
+                              const char *key, char *buf, size_t size)
+{
+    return sc_at(c, "port", cp->name, key, sc_opt_line(cp, key), buf, size);
+}
+
+static int sc_port_uint(const struct sc_ctx *c, const struct config_port *cp,
                         const struct netdev_args *a, const char *key, unsigned long min,
                         unsigned long max, unsigned long *out, char *err, size_t errlen)
 {
-    char why[256];
+    char why[256], at[1100];
     if (netdev_opt_uint(a, key, min, max, out, why, sizeof why)) {
-        fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, sc_opt_line(cp, key), cp->name,
-                why);
+        fs_errf(err, errlen, "%s: port %s: %s", sc_port_at(c, cp, key, at, sizeof at),
+                cp->name, why);
         return -1;
     }
     return 0;
 }
 
-static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, size_t errlen)
+static int sc_port(const struct sc_ctx *c, size_t i, char *err, size_t errlen)
 {
+    struct scenario *sc = c->sc;
     const struct config *cfg = &sc->cfg;
     const struct config_port *cp = &cfg->ports[i];
     struct sim_port_cfg *p = &sc->ports[i];
     struct netdev_args a = {.opts = cp->opts, .n_opts = cp->n_opts};
-    char why[256];
+    char why[256], at[1100];
     memset(p, 0, sizeof *p);
     p->forward = -1;
     snprintf(p->name, sizeof p->name, "%s", cp->name);
@@ -312,31 +353,35 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
     static const char *const vm_keys[] = {"rxqs", "txqs", "vring", "guest-rate", "send-cost",
                                           "capture", "forward", "host-csum", "packet-cost",
                                           NULL};
-    if (netdev_opt_check(&a, nic ? nic_keys : vm_keys, why, sizeof why)) {
-        fs_errf(err, errlen, "%s:%d: port %s (%s): %s", cfg->path, cp->line, cp->name,
-                cp->type, why);
-        return -1;
+    /* One option at a time, to name where the unknown one was given. */
+    for (size_t k = 0; k < cp->n_opts; k++) {
+        struct netdev_args one = {.opts = &cp->opts[k], .n_opts = 1};
+        if (netdev_opt_check(&one, nic ? nic_keys : vm_keys, why, sizeof why)) {
+            fs_errf(err, errlen, "%s: port %s (%s): %s",
+                    sc_port_at(c, cp, cp->opts[k].key, at, sizeof at), cp->name, cp->type, why);
+            return -1;
+        }
     }
     unsigned long rxqs = 1, txqs = 0, rx_ring, tx_ring, v;
     rx_ring = tx_ring = nic ? SC_DEFAULT_RING : SC_DEFAULT_VRING;
     /* A VM model delivers into one queue (no RSS of its own). */
-    if (sc_port_uint(cfg, cp, &a, "rxqs", 1, nic ? NETDEV_MAX_QUEUES : 1, &rxqs, err, errlen) ||
-        sc_port_uint(cfg, cp, &a, "txqs", 0, NETDEV_MAX_QUEUES, &txqs, err, errlen))
+    if (sc_port_uint(c, cp, &a, "rxqs", 1, nic ? NETDEV_MAX_QUEUES : 1, &rxqs, err, errlen) ||
+        sc_port_uint(c, cp, &a, "txqs", 0, NETDEV_MAX_QUEUES, &txqs, err, errlen))
         return -1;
     if (nic) {
-        if (sc_port_uint(cfg, cp, &a, "rx-ring", 1, 65536, &rx_ring, err, errlen) ||
-            sc_port_uint(cfg, cp, &a, "tx-ring", 1, 65536, &tx_ring, err, errlen))
+        if (sc_port_uint(c, cp, &a, "rx-ring", 1, 65536, &rx_ring, err, errlen) ||
+            sc_port_uint(c, cp, &a, "tx-ring", 1, 65536, &tx_ring, err, errlen))
             return -1;
         const char *rate = netdev_opt_get(&a, "rate");
         if (!rate || sc_rate(rate, &p->line_bps)) {
-            fs_errf(err, errlen, "%s:%d: port %s: %s 'rate' (the line rate: e.g. 10G, 25G, "
-                    "100M; 1K to 10000G bits/s)", cfg->path, sc_opt_line(cp, "rate"), cp->name,
-                    rate ? "bad" : "a nic needs");
+            fs_errf(err, errlen, "%s: port %s: %s 'rate' (the line rate: e.g. 10G, 25G, "
+                    "100M; 1K to 10000G bits/s)", sc_port_at(c, cp, "rate", at, sizeof at),
+                    cp->name, rate ? "bad" : "a nic needs");
             return -1;
         }
         if (cp->caps.flags & NETDEV_TX_GUEST_CSUM) {
-            fs_errf(err, errlen, "%s:%d: port %s: guest-csum is a vm's, not a nic's", cfg->path,
-                    cp->line, cp->name);
+            fs_errf(err, errlen, "%s: port %s: guest-csum is a vm's, not a nic's",
+                    sc_port_at(c, cp, "caps", at, sizeof at), cp->name);
             return -1;
         }
         p->model = SIM_PORT_NIC;
@@ -344,18 +389,18 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
         p->tx_caps = cp->caps.flags & (NETDEV_TX_IP_CSUM | NETDEV_TX_L4_CSUM |
                                        NETDEV_TX_OUTER_IP_CSUM | NETDEV_TX_OUTER_UDP_CSUM);
     } else {
-        if (sc_port_uint(cfg, cp, &a, "vring", 1, 65536, &rx_ring, err, errlen))
+        if (sc_port_uint(c, cp, &a, "vring", 1, 65536, &rx_ring, err, errlen))
             return -1;
         tx_ring = rx_ring;
         unsigned long rate = 0, cost = 0, pcost = 0;
-        if (sc_port_uint(cfg, cp, &a, "guest-rate", 0, 1000000000000ul, &rate, err, errlen) ||
-            sc_port_uint(cfg, cp, &a, "send-cost", 0, 1000000, &cost, err, errlen) ||
-            sc_port_uint(cfg, cp, &a, "packet-cost", 0, 1000000, &pcost, err, errlen))
+        if (sc_port_uint(c, cp, &a, "guest-rate", 0, 1000000000000ul, &rate, err, errlen) ||
+            sc_port_uint(c, cp, &a, "send-cost", 0, 1000000, &cost, err, errlen) ||
+            sc_port_uint(c, cp, &a, "packet-cost", 0, 1000000, &pcost, err, errlen))
             return -1;
         p->packet_cost_ns = (double)pcost;
         if (cp->caps.flags & ~NETDEV_TX_GUEST_CSUM) {
-            fs_errf(err, errlen, "%s:%d: port %s: a vm's only capability is guest-csum",
-                    cfg->path, cp->line, cp->name);
+            fs_errf(err, errlen, "%s: port %s: a vm's only capability is guest-csum",
+                    sc_port_at(c, cp, "caps", at, sizeof at), cp->name);
             return -1;
         }
         p->model = SIM_PORT_VM;
@@ -363,8 +408,8 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
         if (fwd) {
             int to = config_port_index(cfg, fwd);
             if (to < 0 || strcmp(cfg->ports[to].type, "vm")) {
-                fs_errf(err, errlen, "%s:%d: port %s: forward = %s: not a vm port", cfg->path,
-                        sc_opt_line(cp, "forward"), cp->name, fwd);
+                fs_errf(err, errlen, "%s: port %s: forward = %s: not a vm port",
+                        sc_port_at(c, cp, "forward", at, sizeof at), cp->name, fwd);
                 return -1;
             }
             p->forward = to;
@@ -372,8 +417,8 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
         p->guest_csum = cp->caps.flags & NETDEV_TX_GUEST_CSUM;
         const char *hc = netdev_opt_get(&a, "host-csum");
         if (hc && strcmp(hc, "lazy") && strcmp(hc, "eager")) {
-            fs_errf(err, errlen, "%s:%d: port %s: bad value '%s' for 'host-csum' (lazy or "
-                    "eager)", cfg->path, sc_opt_line(cp, "host-csum"), cp->name, hc);
+            fs_errf(err, errlen, "%s: port %s: bad value '%s' for 'host-csum' (lazy or eager)",
+                    sc_port_at(c, cp, "host-csum", at, sizeof at), cp->name, hc);
             return -1;
         }
         p->eager_csum = hc && !strcmp(hc, "eager");
@@ -381,12 +426,11 @@ static int sc_port(struct scenario *sc, size_t i, unsigned n_pmds, char *err, si
         p->send_cost_ns = (double)cost;
     }
     if (netdev_opt_bool(&a, "capture", &p->capture, why, sizeof why)) {
-        fs_errf(err, errlen, "%s:%d: port %s: %s", cfg->path, sc_opt_line(cp, "capture"),
+        fs_errf(err, errlen, "%s: port %s: %s", sc_port_at(c, cp, "capture", at, sizeof at),
                 cp->name, why);
         return -1;
     }
     (void)v;
-    (void)n_pmds;
     p->rxqs = (unsigned)rxqs;
     p->txqs = (unsigned)txqs;
     p->rx_ring = (unsigned)rx_ring;
@@ -564,12 +608,14 @@ static int sc_set(struct scenario *sc, struct sc_ctx *c, const char *set, char *
     int rc = -1;
     why[0] = '\0';
     if (!strcmp(sect, "sim")) {
-        rc = sc_sim_key(&c->sim, sc, key, value, why, sizeof why);
+        rc = sc_sim_key(&c->sim, sc, key, value, 0, why, sizeof why);
     } else if (!strcmp(sect, "datapath")) {
         rc = dp_knobs_set(&sc->cfg.knobs, key, value, why, sizeof why);
         if (rc > 0) {
             fs_errf(why, sizeof why, "unknown knob '%.64s'", key);
             rc = -1;
+        } else if (rc == 0) {
+            rc = dp_knobs_check(NULL, &sc->cfg.knobs, why, sizeof why);
         }
     } else if (!strcmp(sect, "port") || !strcmp(sect, "traffic")) {
         char *d2 = strchr(key, '.');
@@ -600,12 +646,17 @@ static int sc_set(struct scenario *sc, struct sc_ctx *c, const char *set, char *
 
 /* ---- load -------------------------------------------------------------------------- */
 
-static int sc_port_of(const struct scenario *sc, const char *name, int line, const char *what,
-                      char *err, size_t errlen)
+/* The port key 'what' of stream i names, given at line (sc_at()). */
+static int sc_port_of(const struct sc_ctx *c, size_t i, const char *what, const char *name,
+                      int line, char *err, size_t errlen)
 {
+    const struct scenario *sc = c->sc;
     int p = config_port_index(&sc->cfg, name);
     if (p < 0) {
-        fs_errf(err, errlen, "%s:%d: %s '%s': no such port", sc->cfg.path, line, what, name);
+        char at[1100];
+        fs_errf(err, errlen, "%s: traffic %s: %s '%s': no such port",
+                sc_at(c, "traffic", sc->streams[i].name, what, line, at, sizeof at),
+                sc->streams[i].name, what, name);
         return -1;
     }
     return p;
@@ -615,8 +666,13 @@ static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t er
 {
     struct config *cfg = &sc->cfg;
     struct sim_cfg *s = &sc->sim;
-    if (!c->sim_seen || !c->sim.duration_set) {
+    char at[1100];
+    if (!c->sim_seen) {
         fs_errf(err, errlen, "%s: a scenario needs [sim] with 'duration'", cfg->path);
+        return -1;
+    }
+    if (!c->sim.duration_set) {
+        fs_errf(err, errlen, "%s:%d: [sim] needs 'duration'", cfg->path, c->sim_line);
         return -1;
     }
     for (size_t i = 0; i < cfg->n_ports; i++) {
@@ -633,33 +689,36 @@ static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t er
         return -1;
     }
     for (size_t i = 0; i < cfg->n_ports; i++)
-        if (sc_port(sc, i, c->sim.pmds, err, errlen))
+        if (sc_port(c, i, err, errlen))
             return -1;
     for (size_t i = 0; i < sc->n_streams; i++) {
         struct sim_stream_cfg *st = &sc->streams[i];
+        const struct scenario_stream_keys *sk = &sc->keys[i];
         char why[512];
-        if (!sc->port_name[i][0]) {
+        if (!sk->port[0]) {
             fs_errf(err, errlen, "%s:%d: traffic %s has no 'port'", cfg->path, st->line, st->name);
             return -1;
         }
-        int p = sc_port_of(sc, sc->port_name[i], st->line, "port", err, errlen);
+        int p = sc_port_of(c, i, "port", sk->port, sk->port_line, err, errlen);
         if (p < 0)
             return -1;
         if (sc->ports[p].model == SIM_PORT_TUNNEL) {
-            fs_errf(err, errlen, "%s:%d: traffic %s: port %s is a tunnel (no device)", cfg->path,
-                    st->line, st->name, sc->port_name[i]);
+            fs_errf(err, errlen, "%s: traffic %s: port %s is a tunnel (no device)",
+                    sc_at(c, "traffic", st->name, "port", sk->port_line, at, sizeof at),
+                    st->name, sk->port);
             return -1;
         }
         st->port = (unsigned)p;
         st->expect_port = -1;
-        if (sc->expect_port[i][0]) {
-            st->expect_port = sc_port_of(sc, sc->expect_port[i], st->line, "expect-port", err,
-                                         errlen);
+        if (sk->expect_port[0]) {
+            st->expect_port = sc_port_of(c, i, "expect-port", sk->expect_port,
+                                         sk->expect_port_line, err, errlen);
             if (st->expect_port < 0)
                 return -1;
         }
-        if (sc->expect[i][0] && sc_expect(sc, sc->expect[i], &st->expect, why, sizeof why)) {
-            fs_errf(err, errlen, "%s:%d: traffic %s: %s", cfg->path, sc->expect_line[i],
+        if (sk->expect[0] && sc_expect(sc, sk->expect, &st->expect, why, sizeof why)) {
+            fs_errf(err, errlen, "%s: traffic %s: %s",
+                    sc_at(c, "traffic", st->name, "expect", sk->expect_line, at, sizeof at),
                     st->name, why);
             return -1;
         }
@@ -674,7 +733,8 @@ static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t er
         char path[4096], why[512];
         if (netdev_path(cfg->dir, sc->profile, path, sizeof path) ||
             sim_profile_load(path, &s->profile, why, sizeof why)) {
-            fs_errf(err, errlen, "%s: profile: %s", cfg->path, why);
+            fs_errf(err, errlen, "%s: profile: %s",
+                    sc_at(c, "sim", NULL, "profile", c->sim.profile_line, at, sizeof at), why);
             return -1;
         }
     }
@@ -683,7 +743,14 @@ static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t er
     s->duration_ns = (uint64_t)llround(c->sim.duration_s * 1e9);
     s->warmup_ns = (uint64_t)llround(c->sim.warmup_s * 1e9);
     if (s->warmup_ns >= s->duration_ns) {
-        fs_errf(err, errlen, "%s: [sim] warmup (%g s) must be below duration (%g s)", cfg->path,
+        /* Named where the warm-up was given, unless only the duration
+         * came from a --set: then that --set made the pair wrong. */
+        const char *dset = sc_set_of(c, "sim", NULL, "duration");
+        if (dset && !sc_set_of(c, "sim", NULL, "warmup"))
+            snprintf(at, sizeof at, "--set %s", dset);
+        else
+            sc_at(c, "sim", NULL, "warmup", c->sim.warmup_line, at, sizeof at);
+        fs_errf(err, errlen, "%s: [sim] warmup (%g s) must be below duration (%g s)", at,
                 c->sim.warmup_s, c->sim.duration_s);
         return -1;
     }
@@ -704,7 +771,7 @@ int scenario_load(const char *path, const char *const *sets, size_t n_sets,
 {
     memset(sc, 0, sizeof *sc);
     snprintf(sc->profile, sizeof sc->profile, "default");
-    struct sc_ctx c = {.sc = sc, .sim = {.seed = 1, .pmds = 1}};
+    struct sc_ctx c = {.sc = sc, .sim = {.seed = 1, .pmds = 1}, .sets = sets, .n_sets = n_sets};
     struct config_ext ext = {
         .sections = sc_sections,
         .named = sc_named,
@@ -714,6 +781,13 @@ int scenario_load(const char *path, const char *const *sets, size_t n_sets,
         .aux = &c,
     };
     int rc = config_load_ext(path, &sc->cfg, &ext, err, errlen);
+    /* The file's knobs as the engine's datapath will take them; each
+     * --set datapath.KEY is checked as it is applied. */
+    char why[512];
+    if (rc == 0 && dp_knobs_check(NULL, &sc->cfg.knobs, why, sizeof why)) {
+        fs_errf(err, errlen, "%s: [datapath]: %s", sc->cfg.path, why);
+        rc = -1;
+    }
     for (size_t i = 0; rc == 0 && i < n_sets; i++)
         rc = sc_set(sc, &c, sets[i], err, errlen);
     if (rc == 0)
@@ -728,9 +802,6 @@ void scenario_free(struct scenario *sc)
     config_free(&sc->cfg);
     free(sc->ports);
     free(sc->streams);
-    free(sc->port_name);
-    free(sc->expect_port);
-    free(sc->expect);
-    free(sc->expect_line);
+    free(sc->keys);
     memset(sc, 0, sizeof *sc);
 }

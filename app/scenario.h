@@ -40,9 +40,10 @@
  *                            vxlan_decap
  *   ...                    ; the traffic model's keys (sim/traffic.h)
  *
- * Every error names the file and line. --set SECTION.KEY=VALUE overrides
- * a key after the file is read: sim.KEY, datapath.KEY, port.NAME.KEY,
- * traffic.NAME.KEY. */
+ * --set SECTION.KEY=VALUE overrides a key after the file is read: sim.KEY,
+ * datapath.KEY, port.NAME.KEY, traffic.NAME.KEY. Every error names where
+ * the value at fault was given: "file:line: reason", or "--set ARG:
+ * reason" for a value a --set gave. */
 #ifndef FS_SCENARIO_H
 #define FS_SCENARIO_H
 
@@ -51,6 +52,16 @@
 #include "config.h"
 #include "engine.h"
 
+/* The keys of a [traffic NAME] section that name ports or actions, as
+ * written (resolved once every port is known), each with the line it was
+ * read from (0: given by --set). */
+struct scenario_stream_keys {
+    char port[NETDEV_NAME_MAX];
+    char expect_port[NETDEV_NAME_MAX];
+    char expect[256];
+    int port_line, expect_port_line, expect_line;
+};
+
 struct scenario {
     struct config cfg;
     struct sim_cfg sim;         /* ready for sim_run() after scenario_load() */
@@ -58,16 +69,15 @@ struct scenario {
     struct sim_stream_cfg *streams;
     size_t n_streams;
     char profile[4096];         /* "default" or a path */
-    /* Per stream, as written, resolved once every port is known. */
-    char (*port_name)[NETDEV_NAME_MAX];
-    char (*expect_port)[NETDEV_NAME_MAX];
-    char (*expect)[256];
-    int *expect_line;
+    struct scenario_stream_keys *keys; /* per stream */
 };
 
 /* Loads a scenario and applies the overrides sets[0..n) ("SECTION.KEY=
  * VALUE"). Returns 0, or -1 with "file:line: reason" (or "--set X:
- * reason") in err; sc is then empty (scenario_free is still safe). */
+ * reason") in err; sc is then empty (scenario_free is still safe). The
+ * exceptions name the file alone: a file that cannot be read, one without
+ * [sim], and a [datapath] knob combination the flow caches refuse (the
+ * config keeps no line per knob). */
 int scenario_load(const char *path, const char *const *sets, size_t n_sets,
                   struct scenario *sc, char *err, size_t errlen);
 

@@ -140,7 +140,8 @@ static const struct {
 #define DP_N_UINT_KNOBS (sizeof dp_uint_knobs / sizeof dp_uint_knobs[0])
 #define DP_N_WORD_KNOBS (sizeof dp_word_knobs / sizeof dp_word_knobs[0])
 
-/* The knobs dp_knob_update() may change while PMDs run. */
+/* The knobs dp_knob_update() and dp_knobs_publish() may change while PMDs
+ * run. */
 static const char *const dp_live_knobs[] = {"tx-flush-interval", "tx-retries", "bad-csum",
                                             "emc-insert-inv-prob", "smc", NULL};
 
@@ -224,15 +225,20 @@ bool dp_knob_is_live(const char *name)
     return false;
 }
 
+/* Knob i of the numeric then the two-word ones, i < DP_N_KNOBS. */
+#define DP_N_KNOBS (DP_N_UINT_KNOBS + DP_N_WORD_KNOBS)
+static const char *dp_knob_name(size_t i)
+{
+    return i < DP_N_UINT_KNOBS ? dp_uint_knobs[i].name : dp_word_knobs[i - DP_N_UINT_KNOBS].name;
+}
+
 void dp_knobs_names(char *buf, size_t size)
 {
     size_t used = 0;
     if (size)
         buf[0] = '\0';
-    for (size_t i = 0; i < DP_N_UINT_KNOBS + DP_N_WORD_KNOBS && used < size; i++) {
-        const char *n = i < DP_N_UINT_KNOBS ? dp_uint_knobs[i].name
-                                            : dp_word_knobs[i - DP_N_UINT_KNOBS].name;
-        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", n);
+    for (size_t i = 0; i < DP_N_KNOBS && used < size; i++) {
+        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", dp_knob_name(i));
         if (w < 0)
             break;
         used += (size_t)w;
@@ -258,13 +264,28 @@ static void dp_fcache_cfg(const struct dp *dp, const struct dp_knobs *k, struct 
         c->emc_port_inv_prob[i] = dp->ports[i].emc_inv_prob;
 }
 
+int dp_knobs_check(const struct dp *dp, const struct dp_knobs *k, char *err, size_t errlen)
+{
+    for (size_t i = 0; dp && i < DP_N_KNOBS; i++) {
+        const char *name = dp_knob_name(i);
+        char was[32], now[32];
+        dp_knobs_get(&dp->knobs, name, was, sizeof was);
+        dp_knobs_get(k, name, now, sizeof now);
+        if (strcmp(was, now) && !dp_knob_is_live(name)) {
+            fs_errf(err, errlen, "knob '%s' cannot change while the datapath runs", name);
+            return -1;
+        }
+    }
+    struct fcache_cfg fcc;
+    dp_fcache_cfg(dp, k, &fcc);
+    return fcache_cfg_validate(&fcc, err, errlen);
+}
+
 /* ---- datapath and ports ------------------------------------------------- */
 
 int dp_create(const struct dp_knobs *knobs, struct dp **out, char *err, size_t errlen)
 {
-    struct fcache_cfg fcc;
-    dp_fcache_cfg(NULL, knobs, &fcc);
-    if (fcache_cfg_validate(&fcc, err, errlen))
+    if (dp_knobs_check(NULL, knobs, err, errlen))
         return -1;
     struct dp *dp = calloc(1, sizeof *dp);
     struct rule_table *t = rule_table_create();
@@ -548,25 +569,9 @@ const struct rule_table *dp_rules(const struct dp *dp)
     return atomic_load_explicit(&dp->rules, memory_order_relaxed);
 }
 
-int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err,
-                   size_t errlen)
+int dp_knobs_publish(struct dp *dp, const struct dp_knobs *k, char *err, size_t errlen)
 {
-    bool live = dp_knob_is_live(name);
-    struct dp_knobs k = dp->knobs;
-    int rc = dp_knobs_set(&k, name, value, err, errlen);
-    if (rc > 0) {
-        fs_errf(err, errlen, "unknown knob '%s'", name);
-        return -1;
-    }
-    if (rc < 0)
-        return -1;
-    if (!live) {
-        fs_errf(err, errlen, "knob '%s' cannot change while the datapath runs", name);
-        return -1;
-    }
-    struct fcache_cfg fcc;
-    dp_fcache_cfg(dp, &k, &fcc);
-    if (fcache_cfg_validate(&fcc, err, errlen))
+    if (dp_knobs_check(dp, k, err, errlen))
         return -1;
     struct dp_knobs *nk = malloc(sizeof *nk);
     struct dp_knobs *old = atomic_load_explicit(&dp->live_knobs, memory_order_relaxed);
@@ -575,12 +580,30 @@ int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err
         fs_errf(err, errlen, "out of memory");
         return -1;
     }
-    *nk = k;
-    dp->knobs = k;
+    *nk = *k;
+    dp->knobs = *k;
     atomic_store_explicit(&dp->live_knobs, nk, memory_order_release);
     dp_publish(dp);
     dp_rules_reclaim(dp);
     return 0;
+}
+
+int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err,
+                   size_t errlen)
+{
+    struct dp_knobs k = dp->knobs;
+    int rc = dp_knobs_set(&k, name, value, err, errlen);
+    if (rc > 0) {
+        fs_errf(err, errlen, "unknown knob '%s'", name);
+        return -1;
+    }
+    if (rc < 0)
+        return -1;
+    if (!dp_knob_is_live(name)) {
+        fs_errf(err, errlen, "knob '%s' cannot change while the datapath runs", name);
+        return -1;
+    }
+    return dp_knobs_publish(dp, &k, err, errlen);
 }
 
 const struct dp_knobs *dp_get_knobs(const struct dp *dp)
@@ -763,6 +786,11 @@ int dp_assign_rxqs(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
 const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd)
 {
     return pmd->fc;
+}
+
+const struct dp_knobs *dp_pmd_knobs(const struct dp_pmd *pmd)
+{
+    return pmd->knobs;
 }
 
 void dp_pmd_destroy(struct dp_pmd *pmd)

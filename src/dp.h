@@ -6,14 +6,14 @@
  * replay engine or the simulator. Both types are private to dp.c.
  *
  * Threads: the control side (dp_create, dp_port_*, dp_rules_apply,
- * dp_knob_update, dp_stats_collect after the PMDs stopped) runs on one
- * thread; each dp_pmd is used by one thread at a time. Rule and knob
- * changes are published to the PMDs without locks on their fast path: a
- * PMD takes them at the start of its next dp_pmd_poll() (its quiescent
- * point), after flushing its output queues, and a replaced rule table or
- * knob set is freed once every PMD has synced with a later publication
- * (dp_rules_reclaim). Requests about a PMD's own state (its caches) are
- * served at the same point (dp_pmd_request_post).
+ * dp_knob_update, dp_knobs_publish, dp_stats_collect after the PMDs
+ * stopped) runs on one thread; each dp_pmd is used by one thread at a
+ * time. Rule and knob changes are published to the PMDs without locks on
+ * their fast path: a PMD takes them at the start of its next dp_pmd_poll()
+ * (its quiescent point), after flushing its output queues, and a replaced
+ * rule table or knob set is freed once every PMD has synced with a later
+ * publication (dp_rules_reclaim). Requests about a PMD's own state (its
+ * caches) are served at the same point (dp_pmd_request_post).
  *
  * Conservation, per PMD and in total, at every step:
  *   rx + copies = tx + dropped + queued
@@ -77,8 +77,17 @@ void dp_knobs_names(char *buf, size_t size);
  * Returns 0, or -1 if 'name' is not a datapath knob. */
 int dp_knobs_get(const struct dp_knobs *k, const char *name, char *buf, size_t size);
 
-/* True if dp_knob_update() can change knob 'name' while PMDs run. */
+/* True if dp_knob_update() and dp_knobs_publish() can change knob 'name'
+ * while PMDs run. */
 bool dp_knob_is_live(const char *name);
+
+/* Whether k is a knob set a datapath takes: with dp NULL, on its own (what
+ * dp_create() checks); else as the next knob set of the running dp (only
+ * live knobs may differ from dp's, and the ports' emc-insert-inv-prob
+ * overrides count). Changes nothing. Returns 0, or -1 with the reason in
+ * err ("knob 'X' cannot change while the datapath runs", or the flow
+ * caches' reason, e.g. "smc-entries must be a power of two ..."). */
+int dp_knobs_check(const struct dp *dp, const struct dp_knobs *k, char *err, size_t errlen);
 
 /* ---- datapath and ports ------------------------------------------------- */
 
@@ -169,11 +178,22 @@ bool dp_pmd_current(const struct dp_pmd *pmd);
 /* Changes a knob at run time: tx-flush-interval, tx-retries (each PMD's
  * output queues), bad-csum, emc-insert-inv-prob and smc (each PMD's flow
  * caches: a cache turned off is freed, one turned on starts empty). The
- * PMDs apply it at their next poll. Returns 0, or -1 with the reason in
- * err (unknown knob, bad value, or one that needs a restart). */
+ * PMDs apply it at their next poll (dp_knobs_publish() of the running set
+ * with this one knob changed). Returns 0, or -1 with the reason in err
+ * (unknown knob, bad value, or one that needs a restart). */
 int dp_knob_update(struct dp *dp, const char *name, const char *value, char *err,
                    size_t errlen);
 
+/* Replaces the whole knob set by k in one publication, however many knobs
+ * differ: each PMD takes every change of k at one quiescent point (its next
+ * poll), so no PMD ever works with some of them and not the others. k is
+ * checked first (dp_knobs_check(dp, k)); the caller keeps k. Control side.
+ * Returns 0, or -1 with the reason in err (a knob that needs a restart
+ * differs, a combination the flow caches refuse, out of memory): nothing
+ * is published then. */
+int dp_knobs_publish(struct dp *dp, const struct dp_knobs *k, char *err, size_t errlen);
+
+/* The knob set published last (control thread only). */
 const struct dp_knobs *dp_get_knobs(const struct dp *dp);
 
 /* ---- PMDs ----------------------------------------------------------------- */
@@ -230,6 +250,11 @@ int dp_assign_rxqs(struct dp *dp, struct dp_pmd *const *pmds, unsigned n_pmds,
 
 /* The PMD's flow caches (for their memory and stats reports). */
 const struct fcache *dp_pmd_fcache(const struct dp_pmd *pmd);
+
+/* The knob set the PMD works with: the one it took at its last quiescent
+ * point. For the thread that polls the PMD (or its owner while none does);
+ * valid until its next dp_pmd_poll() or dp_pmd_sync(). */
+const struct dp_knobs *dp_pmd_knobs(const struct dp_pmd *pmd);
 
 /* ---- requests a PMD serves at its quiescent point -------------------------- */
 

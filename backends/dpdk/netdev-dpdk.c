@@ -94,16 +94,17 @@ int netdev_dpdk_init(int argc, char **argv, char *err, size_t errlen)
     char **copy = calloc((size_t)argc + 1, sizeof *copy);
     if (!copy) {
         fs_errf(err, errlen, "out of memory");
-        return -1;
+        return -ENOMEM;
     }
     for (int i = 0; i < argc; i++)
         copy[i] = argv[i];
+    rte_errno = 0;
     int rc = rte_eal_init(argc, copy);
     free(copy);
     if (rc < 0) {
-        fs_errf(err, errlen, "EAL initialisation failed: %s",
-                        rte_strerror(rte_errno));
-        return -1;
+        int e = rte_errno > 0 ? rte_errno : EIO;
+        fs_errf(err, errlen, "EAL initialisation failed: %s", rte_strerror(e));
+        return -e;
     }
     return 0;
 }

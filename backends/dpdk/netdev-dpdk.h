@@ -68,8 +68,10 @@
 #include "netdev.h"
 
 /* Initialises the EAL with argv[0..argc-1] (argv[0] is the program name,
- * the rest EAL arguments). Returns 0, or -1 with the reason in err. Call
- * once per process. */
+ * the rest EAL arguments). Returns 0, or a negative errno with the reason
+ * in err: -EINVAL for arguments the EAL refuses, another (rte_eal_init()'s
+ * rte_errno, e.g. -ENOMEM, -EACCES) for an EAL that cannot start on this
+ * system. Call once per process. */
 int netdev_dpdk_init(int argc, char **argv, char *err, size_t errlen);
 
 /* Registers the "dpdk" type (after netdev_dpdk_init). */

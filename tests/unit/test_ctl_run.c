@@ -18,6 +18,8 @@
 #include <inttypes.h>
 #include <pcap/pcap.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,6 +584,123 @@ static void test_reload_refused_whole(void **state)
     fx_write(f, "fs.ini", fx_ini);
 }
 
+/* A PMD of the datapath that does nothing but pass its quiescent point
+ * (dp_pmd_sync(), where dp_pmd_poll() takes changes) as fast as it can,
+ * and looks at the knob set it took each time: it sees every publication
+ * the real PMDs may see. */
+struct knob_watch {
+    struct dp_pmd *pmd;
+    atomic_bool stop;
+    atomic_uint seen;       /* the last set seen: 0 old, 1 new, 2 mixed */
+    atomic_ulong n_mixed;   /* sets seen with one knob changed, not both */
+    atomic_ulong n_flips;   /* changes of the set seen */
+};
+
+/* 1 if both knobs have the values of knobs_new_ini, 0 if neither, 2 if one. */
+static unsigned knob_pair(const struct dp_knobs *k)
+{
+    bool a = k->tx_flush_interval_us == 25, b = k->bad_csum_forward;
+    return a && b ? 1 : !a && !b ? 0 : 2;
+}
+
+static void *knob_watch_main(void *arg)
+{
+    struct knob_watch *w = arg;
+    unsigned last = knob_pair(dp_pmd_knobs(w->pmd));
+    for (unsigned long n = 1; !atomic_load(&w->stop); n++) {
+        dp_pmd_sync(w->pmd);
+        unsigned now = knob_pair(dp_pmd_knobs(w->pmd));
+        if (now == 2)
+            atomic_fetch_add(&w->n_mixed, 1);
+        if (now != last)
+            atomic_fetch_add(&w->n_flips, 1);
+        last = now;
+        atomic_store(&w->seen, now);
+        if (n % 256 == 0)
+            sched_yield(); /* serialised threads (valgrind) move on too */
+    }
+    return NULL;
+}
+
+/* One reload of the knob test's loop, without cmocka's asserts (the
+ * watcher must be stopped before the test fails): the file of the set
+ * to_new or the other, reloaded; false with the reason in why unless the
+ * reload says it changed both knobs, the control plane holds both and the
+ * watcher took both. */
+static bool reload_knobs_round(struct fx *f, struct knob_watch *w, bool to_new, char *why,
+                               size_t size)
+{
+    static const char knobs_new_ini[] =
+        "[datapath]\nkeepalive-interval = 50\ntx-flush-interval = 25\nbad-csum = forward\n"
+        "[port p0]\ntype = pcap\nrx = in.pcap\nrx-loop = forever\n"
+        "[port p1]\ntype = dummy\n"
+        "[port p2]\ntype = dummy\n"
+        "[rules]\nrule = in_port=p0 actions=output:p1\n";
+    fx_write(f, "fs.ini", to_new ? knobs_new_ini : fx_ini);
+    char text[2048] = "", want[512], v[64], b[64];
+    /* The first line (a PMD slowed down, under valgrind, may add a line
+     * saying it has not taken the change yet). */
+    snprintf(want, sizeof want, "flowswitch: reloaded %s: 1 rules; %s\n", f->cfg_path,
+             to_new ? "tx-flush-interval 0 -> 25; bad-csum drop -> forward"
+                    : "tx-flush-interval 25 -> 0; bad-csum forward -> drop");
+    FILE *log = fmemopen(text, sizeof text - 1, "w");
+    int rc = log ? control_reload(f->ctl, log) : -1;
+    if (log)
+        fclose(log);
+    if (rc || strncmp(text, want, strlen(want))) {
+        snprintf(why, size, "reload %d: %s", rc, text);
+        return false;
+    }
+    control_lock(f->ctl);
+    control_knob_get(f->ctl, "tx-flush-interval", v, sizeof v);
+    control_knob_get(f->ctl, "bad-csum", b, sizeof b);
+    control_unlock(f->ctl);
+    if (strcmp(v, to_new ? "25" : "0") || strcmp(b, to_new ? "forward" : "drop")) {
+        snprintf(why, size, "knobs after the reload: tx-flush-interval %s, bad-csum %s", v, b);
+        return false;
+    }
+    for (int waited = 0; atomic_load(&w->seen) != (to_new ? 1u : 0u); waited++) {
+        if (waited == CT_WAIT_MS) {
+            snprintf(why, size, "the watcher did not take the set (it sees %u)",
+                     atomic_load(&w->seen));
+            return false;
+        }
+        ct_sleep_ms(1);
+    }
+    return true;
+}
+
+/* A reload that changes two live knobs publishes them as one set: the PMDs
+ * take both at one quiescent point or neither, never one without the
+ * other. The file flips both knobs back and forth while a watching PMD
+ * syncs without pause; it must never see them half applied. */
+static void test_reload_knobs_one_set(void **state)
+{
+    struct fx *f = *state;
+    struct knob_watch w = {0};
+    control_lock(f->ctl); /* the datapath's PMD list is the control side's */
+    w.pmd = dp_pmd_create(f->dp);
+    control_unlock(f->ctl);
+    assert_non_null(w.pmd);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, knob_watch_main, &w), 0);
+    const int rounds = getenv("FS_TEST_QUICK") ? 10 : 200;
+    char why[2200] = "";
+    int done = 0;
+    while (done < rounds && reload_knobs_round(f, &w, done % 2 == 0, why, sizeof why))
+        done++;
+    atomic_store(&w.stop, true);
+    pthread_join(th, NULL);
+    control_lock(f->ctl);
+    dp_pmd_destroy(w.pmd);
+    control_unlock(f->ctl);
+    fx_write(f, "fs.ini", fx_ini);
+    if (done < rounds)
+        fail_msg("round %d: %s", done, why);
+    assert_int_equal(atomic_load(&w.n_mixed), 0);
+    assert_true(atomic_load(&w.n_flips) >= (unsigned long)rounds);
+}
+
 /* PMDs that sleep 30 ms when idle are silent that long: keep-alive refuses
  * an interval under twice that, when turned on and when changed, rather
  * than report them stalled. */
@@ -747,6 +866,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reload, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reload_refused_whole, fx_setup_smc_off,
                                         fx_teardown),
+        cmocka_unit_test_setup_teardown(test_reload_knobs_one_set, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_keepalive_idle_sleep, fx_setup_sleepy,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_number_syntax, fx_setup, fx_teardown),

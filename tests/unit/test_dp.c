@@ -472,6 +472,61 @@ static void test_rule_edit_whole(void **state)
     fx_close(&f);
 }
 
+/* Several knobs change in one publication: the PMD works with the old set
+ * until its next poll and with every new value from then on; only one set
+ * is replaced (one publication, not one per knob). A set in which a knob
+ * that needs a restart differs, or one the flow caches refuse with the
+ * running knobs, publishes nothing. */
+static void test_knobs_publish_one_set(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "smc = off\nsmc-entries = 12", "rule = in_port=p0 actions=output:p1");
+    char err[256];
+    struct dp_knobs k = *dp_get_knobs(f.dp);
+    k.tx_flush_interval_us = 1000;
+    k.bad_csum_forward = true;
+    k.tx_retries = 3;
+    assert_int_equal(dp_knobs_check(f.dp, &k, err, sizeof err), 0);
+    assert_int_equal(dp_knobs_publish(f.dp, &k, err, sizeof err), 0);
+    assert_int_equal(dp_get_knobs(f.dp)->tx_flush_interval_us, 1000);
+    const struct dp_knobs *pk = dp_pmd_knobs(f.pmd);
+    assert_int_equal(pk->tx_flush_interval_us, 0); /* not before its next poll */
+    assert_false(pk->bad_csum_forward);
+    assert_int_equal(pk->tx_retries, 8);
+    assert_false(dp_pmd_current(f.pmd));
+    assert_int_equal(dp_rules_reclaim(f.dp), 1);
+    netdev_dummy_inject(dev(&f, 0), 0, mk(1, 0, 0));
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 1);
+    pk = dp_pmd_knobs(f.pmd);
+    assert_int_equal(pk->tx_flush_interval_us, 1000);
+    assert_true(pk->bad_csum_forward);
+    assert_int_equal(pk->tx_retries, 3);
+    assert_int_equal(queued(&f), 1); /* the new flush interval holds it */
+    assert_int_equal(dp_rules_reclaim(f.dp), 0);
+
+    struct dp_knobs bad = k;
+    bad.emc_entries = 1024;
+    bad.tx_flush_interval_us = 0;
+    assert_int_equal(dp_knobs_publish(f.dp, &bad, err, sizeof err), -1);
+    assert_string_equal(err, "knob 'emc-entries' cannot change while the datapath runs");
+    bad = k;
+    bad.smc = true; /* with the running smc-entries, 12 */
+    assert_int_equal(dp_knobs_check(f.dp, &bad, err, sizeof err), -1);
+    assert_int_equal(dp_knobs_publish(f.dp, &bad, err, sizeof err), -1);
+    assert_non_null(strstr(err, "smc-entries must be a power of two"));
+    assert_int_equal(dp_knobs_check(NULL, &bad, err, sizeof err), -1);
+    bad.emc_entries = 1024; /* on its own, any knob may differ */
+    bad.smc_entries = 16;
+    assert_int_equal(dp_knobs_check(NULL, &bad, err, sizeof err), 0);
+    assert_true(dp_pmd_current(f.pmd));
+    assert_int_equal(dp_get_knobs(f.dp)->tx_flush_interval_us, 1000);
+    assert_false(dp_get_knobs(f.dp)->smc);
+    dp_pmd_flush(f.pmd, 1);
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
 /* The caches' run-time knobs reach a PMD at its next poll: SMC off frees
  * it, emc-insert-inv-prob 0 frees the EMC, and both come back empty;
  * knobs that size the caches need a restart. */
@@ -654,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_full_batch_leaves),
         cmocka_unit_test(test_port_removal_flushes),
         cmocka_unit_test(test_rule_change_flushes),
+        cmocka_unit_test(test_knobs_publish_one_set),
         cmocka_unit_test(test_live_cache_knobs),
         cmocka_unit_test(test_reclaim_waits_for_sync),
         cmocka_unit_test(test_rule_edit_whole),
