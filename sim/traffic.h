@@ -24,9 +24,9 @@
  * with SIM_TAG_LEN bytes, big-endian: magic SIM_TAG_MAGIC (2 bytes), model
  * id (2), flow id (6), sequence number (6). The rest of the payload is a
  * window, chosen by a hash of (flow, seq), of a table of pseudo-random
- * bytes the model draws from its seed and id. Frames without room (64-byte TCP over
- * IPv4, IPv6 at 64 bytes, ...) are untagged, and are never given a bad
- * checksum (a sink could not tell it from a fault).
+ * bytes the model draws from its seed and id. Frames without room
+ * (64-byte TCP over IPv4, IPv6 at 64 bytes, ...) are untagged, and are
+ * never given a bad checksum (a sink could not tell it from a fault).
  *
  * Sizes. Frame sizes are counted as on the wire with the 4-byte FCS (RFC
  * 2544: a "64-byte frame" is 60 bytes of buffer); buffers never hold the

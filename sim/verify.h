@@ -17,9 +17,10 @@
  * their model, flow, sequence number and a detail. An untagged frame (no
  * room for a tag, see traffic.h) is counted as such and only its
  * checksums are checked. Frames may arrive padded to the 60-byte Ethernet
- * minimum. The verifier keeps 8 bytes per flow id up to the highest it
- * has seen of each model (for the order check); it never frees or
- * modifies the frames it is given. */
+ * minimum. For the order check the verifier keeps 8 bytes per flow id of
+ * each model (its flows, and the ids churn added up to the highest seen;
+ * ids beyond 2^25 in a hash map); it never frees or modifies the frames
+ * it is given. */
 #ifndef SIM_VERIFY_H
 #define SIM_VERIFY_H
 
