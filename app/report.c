@@ -341,12 +341,18 @@ static json_t *report_sim_window_json(const struct scenario *sc, const struct si
     json_t *ports = json_array();
     for (size_t i = 0; i < r->n_ports; i++)
         json_array_append_new(
-            ports, json_pack("{s:s, s:I, s:f, s:I, s:f, s:f, s:I}", "name",
+            ports, json_pack("{s:s, s:I, s:f, s:I, s:f, s:f, s:f, s:I}", "name",
                              sc->sim.ports[i].name, "offered", (json_int_t)w->port_offered[i],
                              "offered_mpps", report_per_s(w->port_offered[i], span) / 1e6,
                              "delivered", (json_int_t)w->port_delivered[i], "delivered_mpps",
-                             report_per_s(w->port_delivered[i], span) / 1e6, "delivered_gbps",
+                             report_per_s(w->port_delivered[i], span) / 1e6,
+                             "delivered_wire_gbps",
                              report_per_s(w->port_delivered_wire_bytes[i] * 8, span) / 1e9,
+                             "delivered_frame_gbps",
+                             report_per_s((w->port_delivered_bytes[i] + 4 * w->port_delivered[i]) *
+                                              8,
+                                          span) /
+                                 1e9,
                              "rx_missed", (json_int_t)w->port_rx_missed[i]));
     json_t *pmds = json_array();
     for (size_t i = 0; i < r->n_pmds; i++) {
@@ -357,6 +363,12 @@ static json_t *report_sim_window_json(const struct scenario *sc, const struct si
                             report_per_s(p->window.rx_packets, span) / 1e6, "busy_share",
                             span ? (double)p->window.busy_ns / (double)span : 0.0));
     }
+    /* Conservation over the window: what came in (offered, copies) and
+     * what was in flight at its start is delivered, dropped or in flight
+     * at its end. */
+    uint64_t dropped = w->sim_dropped + w->dp_dropped, copies = w->dp.n[DP_STAT_COPIES];
+    bool conserved = w->offered + copies + w->in_flight_start ==
+                     w->delivered + dropped + w->in_flight_end;
     json_t *fc = json_object();
     for (int k = 0; k < FCACHE_N_STATS; k++)
         json_object_set_new(fc, fcache_stat_name((enum fcache_stat)k),
@@ -366,10 +378,13 @@ static json_t *report_sim_window_json(const struct scenario *sc, const struct si
     for (int k = 0; k < SIM_COST_N; k++)
         json_object_set_new(costs, sim_cost_name((enum sim_cost)k),
                             json_integer((json_int_t)w->cost_counts[k]));
-    return json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, "
-                     "s:I}, s:o}",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:f, s:f, s:o, s:o, s:o, "
+                     "s:{s:I, s:I, s:I, s:I, s:I}, s:o}",
                      "start_ns", (json_int_t)w->start_ns, "end_ns", (json_int_t)w->end_ns,
                      "offered", (json_int_t)w->offered, "delivered", (json_int_t)w->delivered,
+                     "copies", (json_int_t)copies, "dropped", (json_int_t)dropped,
+                     "in_flight_start", (json_int_t)w->in_flight_start, "in_flight_end",
+                     (json_int_t)w->in_flight_end, "conservation", conserved,
                      "offered_mpps", report_per_s(w->offered, span) / 1e6, "delivered_mpps",
                      report_per_s(w->delivered, span) / 1e6, "ports", ports, "pmd", pmds,
                      "fcache", fc, "csum", "host_sw",
@@ -409,15 +424,19 @@ static json_t *report_sim_json(const struct scenario *sc, const struct sim_resul
                                     json_integer((json_int_t)p->verify.violations[k]));
         json_array_append_new(
             ports,
-            json_pack("{s:s, s:s, s:I, s:I, s:f, s:o, s:I, s:I, s:f, s:f, s:I, s:f, s:I, s:I, "
-                      "s:{s:I, s:I, s:I, s:I, s:o}}",
+            json_pack("{s:s, s:s, s:I, s:I, s:f, s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:f, s:I, "
+                      "s:I, s:{s:I, s:I, s:I, s:I, s:o}}",
                       "name", pc->name, "model", sim_port_model_name(pc->model), "offered",
                       (json_int_t)p->offered, "offered_bytes", (json_int_t)p->offered_bytes,
                       "offered_mpps", report_per_s(p->offered, c->duration_ns) / 1e6, "drops",
                       drops, "delivered", (json_int_t)p->delivered, "delivered_bytes",
                       (json_int_t)p->delivered_bytes, "delivered_mpps",
-                      report_per_s(p->delivered, r->end_ns) / 1e6, "delivered_gbps",
-                      report_per_s(p->delivered_wire_bytes * 8, r->end_ns) / 1e9, "send_calls",
+                      report_per_s(p->delivered, r->end_ns) / 1e6, "delivered_wire_gbps",
+                      report_per_s(p->delivered_wire_bytes * 8, r->end_ns) / 1e9,
+                      "delivered_frame_gbps",
+                      report_per_s((p->delivered_bytes + 4 * p->delivered) * 8, r->end_ns) / 1e9,
+                      "line_gbps",
+                      pc->model == SIM_PORT_NIC ? (double)pc->line_bps / 1e9 : 0.0, "send_calls",
                       (json_int_t)p->send_calls, "pkts_per_send",
                       p->send_calls ? (double)p->delivered / (double)p->send_calls : 0.0,
                       "guest_completed", (json_int_t)p->guest_completed, "guest_forwarded",
@@ -441,11 +460,12 @@ static json_t *report_sim_json(const struct scenario *sc, const struct sim_resul
         const struct sim_pmd_result *p = &r->pmds[i];
         uint64_t busy_polls = p->polls - p->idle_polls;
         json_array_append_new(
-            pmds, json_pack("{s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:f}", "rxqs",
+            pmds, json_pack("{s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:I, s:f, s:f}", "rxqs",
                             (json_int_t)p->rxqs, "polls", (json_int_t)p->polls, "idle_polls",
                             (json_int_t)p->idle_polls, "rx_packets", (json_int_t)p->rx_packets,
                             "mpps", report_per_s(p->rx_packets, r->end_ns) / 1e6, "busy_ns",
-                            (json_int_t)p->busy_ns, "busy_share",
+                            (json_int_t)p->busy_ns, "charged_ns", p->charged_ns,
+                            "empty_poll_ns", (json_int_t)p->empty_poll_ns, "busy_share",
                             r->end_ns ? (double)p->busy_ns / (double)r->end_ns : 0.0,
                             "pkts_per_busy_poll",
                             busy_polls ? (double)p->rx_packets / (double)busy_polls : 0.0));
@@ -532,8 +552,8 @@ void report_sim(FILE *out, bool json, const struct scenario *sc,
             (double)c->duration_ns / 1e6, c->profile.cpu, c->profile.ghz);
     fprintf(out, "virtual time %.3f ms, %" PRIu64 " events\n", (double)r->end_ns / 1e6,
             r->events);
-    fprintf(out, "%-10s %-5s %10s %8s %10s %9s %8s %8s %9s %7s %s\n", "port", "model",
-            "offered", "Mpps", "delivered", "Mpps", "Gb/s", "missed", "sends", "pkt/snd",
+    fprintf(out, "%-10s %-5s %10s %8s %10s %9s %9s %8s %9s %7s %s\n", "port", "model",
+            "offered", "Mpps", "delivered", "Mpps", "wireGb/s", "missed", "sends", "pkt/snd",
             "sink");
     for (size_t i = 0; i < r->n_ports; i++) {
         const struct sim_port_cfg *pc = &c->ports[i];
@@ -551,7 +571,7 @@ void report_sim(FILE *out, bool json, const struct scenario *sc,
         else
             snprintf(sink, sizeof sink, "-");
         fprintf(out,
-                "%-10s %-5s %10" PRIu64 " %8.3f %10" PRIu64 " %9.3f %8.3f %8" PRIu64
+                "%-10s %-5s %10" PRIu64 " %8.3f %10" PRIu64 " %9.3f %9.3f %8" PRIu64
                 " %9" PRIu64 " %7.1f %s\n",
                 pc->name, sim_port_model_name(pc->model), p->offered,
                 report_per_s(p->offered, c->duration_ns) / 1e6, p->delivered,
@@ -564,8 +584,8 @@ void report_sim(FILE *out, bool json, const struct scenario *sc,
         const struct sim_pmd_result *p = &r->pmds[i];
         uint64_t busy_polls = p->polls - p->idle_polls;
         fprintf(out,
-                "pmd%zu: %u rx queues, %" PRIu64 " packets (%.3f Mpps), busy %.1f%%, %.1f "
-                "packets per busy poll\n",
+                "pmd%zu: %u rx queues, %" PRIu64 " packets (%.3f Mpps), busy %.1f%% (time in "
+                "polls), %.1f packets per busy poll\n",
                 i, p->rxqs, p->rx_packets, report_per_s(p->rx_packets, r->end_ns) / 1e6,
                 r->end_ns ? 100.0 * (double)p->busy_ns / (double)r->end_ns : 0.0,
                 busy_polls ? (double)p->rx_packets / (double)busy_polls : 0.0);
@@ -582,9 +602,10 @@ void report_sim(FILE *out, bool json, const struct scenario *sc,
     const uint64_t *f = d->fcache.n;
     fprintf(out,
             "flow caches: %" PRIu64 " lookups: emc %" PRIu64 ", smc %" PRIu64 ", megaflow %" PRIu64
-            ", upcalls %" PRIu64 "; %" PRIu64 " megaflows installed, %" PRIu64 " direct\n",
+            ", simple %" PRIu64 ", upcalls %" PRIu64 "; %" PRIu64 " megaflows installed, %" PRIu64
+            " direct\n",
             f[FCACHE_STAT_LOOKUPS], f[FCACHE_STAT_EMC_HITS], f[FCACHE_STAT_SMC_HITS],
-            f[FCACHE_STAT_MEGAFLOW_HITS], f[FCACHE_STAT_UPCALLS],
+            f[FCACHE_STAT_MEGAFLOW_HITS], f[FCACHE_STAT_SIMPLE_HITS], f[FCACHE_STAT_UPCALLS],
             f[FCACHE_STAT_MEGAFLOWS_INSTALLED], f[FCACHE_STAT_DIRECT]);
     const struct csum_stats *cs = &d->csum;
     fprintf(out,

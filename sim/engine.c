@@ -35,13 +35,29 @@ enum sim_event_kind {
     SIM_EV_ARRIVAL, /* a stream's next packet (id: the stream; never queued) */
     SIM_EV_POLL,    /* a PMD's poll (id: the PMD) */
     SIM_EV_WIRE,    /* a frame delayed on a NIC's link has arrived (id: the port) */
+    SIM_EV_POLL_END, /* a PMD's poll has ended: what it sent is ready (id: the PMD) */
 };
 
-/* The departures of the packets a transmit ring holds (ps), oldest first. */
-struct sim_txring {
-    uint64_t *dep;
+/* A frame a port has taken and not yet sent: its last bit leaves at
+ * dep_ps, after service_ps on the serialiser; q is the tx queue whose ring
+ * holds its descriptor until then. */
+struct sim_departure {
+    struct pkt *p;
+    uint64_t dep_ps, service_ps;
+    uint16_t q;
+};
+
+/* A port's frames not yet gone, in departure order. */
+struct sim_outq {
+    struct sim_departure *d;
     size_t head, count, cap; /* cap: a power of two */
-    uint64_t last_ps;        /* departure of the newest packet */
+};
+
+/* A packet a poll sent, waiting for the poll's end. */
+struct sim_staged {
+    struct pkt *p;
+    uint32_t port;
+    uint16_t q;
 };
 
 struct sim_port {
@@ -63,7 +79,16 @@ struct sim_port {
      * arrival order, each delivered by a SIM_EV_WIRE event. */
     struct sim_pkt *wire_head, *wire_tail;
     uint64_t service_ps;         /* VM: per packet the guest takes, 0: at once */
-    struct sim_txring tx[NETDEV_MAX_QUEUES];
+    /* Transmit: one serialiser per port (the NIC's wire, or the guest
+     * taking packets off its vrings) shared by all its tx queues, taking
+     * frames in the order the polls that sent them ended. Each queue has
+     * its own ring: a descriptor is held from the end of the poll that
+     * sent the frame until the frame's last bit has left. */
+    uint64_t tx_free_ps;         /* when the serialiser is free again */
+    unsigned tx_used[NETDEV_MAX_QUEUES];   /* descriptors held in each ring */
+    unsigned tx_staged[NETDEV_MAX_QUEUES]; /* sent by polls not yet ended */
+    struct sim_outq out;
+    uint64_t wire_n;             /* frames on the rx link (wire_head list) */
     uint64_t send_calls_seen;
     struct sim_verify *verify;
     pcap_t *pcap;
@@ -88,6 +113,8 @@ struct sim_vpmd {
     uint64_t next_poll;          /* the time of its live poll event */
     uint64_t free_at;            /* when its last poll's work ended */
     double carry;                /* fraction of a ns of cost not yet charged */
+    struct sim_staged *staged;   /* what its running poll sent */
+    size_t n_staged, staged_cap;
     bool has_pending;
     uint64_t pending[SIM_COST_N]; /* work done for it outside the core (an
                                    * eager vhost rx), charged at its next poll */
@@ -119,6 +146,9 @@ struct sim {
     struct sim_evq evq;
     struct sim_pool pool;
     uint8_t frame[SIM_TRAFFIC_FRAME_MAX];
+    uint32_t frame_max;          /* the largest frame the streams build */
+    uint64_t dep_next;           /* the earliest departure of any port (ns),
+                                  * UINT64_MAX: none */
     size_t n_listed;
     struct sim_cost_ctx cost_ctx;
     int window_edges;            /* window edges passed: 0, 1 or 2 */
@@ -159,42 +189,40 @@ const char *sim_drop_desc(enum sim_drop d)
     return (unsigned)d < SIM_DROP_N ? sim_drop_descs[d] : NULL;
 }
 
-/* ---- transmit rings ------------------------------------------------------ */
+/* ---- transmit queues ------------------------------------------------------ */
 
-static int sim_txring_push(struct sim_txring *r, uint64_t dep)
+static int sim_outq_push(struct sim_outq *o, const struct sim_departure *d)
 {
-    if (r->count == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 256;
-        uint64_t *d = malloc(cap * sizeof *d);
-        if (!d)
+    if (o->count == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 256;
+        struct sim_departure *n = malloc(cap * sizeof *n);
+        if (!n)
             return -1;
-        for (size_t i = 0; i < r->count; i++)
-            d[i] = r->dep[(r->head + i) & (r->cap - 1)];
-        free(r->dep);
-        r->dep = d;
-        r->cap = cap;
-        r->head = 0;
+        for (size_t i = 0; i < o->count; i++)
+            n[i] = o->d[(o->head + i) & (o->cap - 1)];
+        free(o->d);
+        o->d = n;
+        o->cap = cap;
+        o->head = 0;
     }
-    r->dep[(r->head + r->count) & (r->cap - 1)] = dep;
-    r->count++;
-    r->last_ps = dep;
+    o->d[(o->head + o->count) & (o->cap - 1)] = *d;
+    o->count++;
     return 0;
 }
 
-/* Forgets the packets gone by 'now_ps'. */
-static void sim_txring_drain(struct sim_txring *r, uint64_t now_ps)
+static inline uint64_t sim_ps_to_ns(uint64_t ps)
 {
-    while (r->count && r->dep[r->head] <= now_ps) {
-        r->head = (r->head + 1) & (r->cap - 1);
-        r->count--;
-    }
+    return (ps + SIM_PS_PER_NS - 1) / SIM_PS_PER_NS;
 }
 
 /* ---- set-up ---------------------------------------------------------------- */
 
+/* A frame's time on a link, rounded up: a link never carries more than
+ * its line rate, however many frames are summed. */
 static uint64_t sim_wire_ps(uint64_t line_bps, uint32_t len)
 {
-    return ((uint64_t)len + SIM_WIRE_EXTRA) * 8u * 1000000000000ull / line_bps;
+    uint64_t bits_ps = ((uint64_t)len + SIM_WIRE_EXTRA) * 8u * 1000000000000ull;
+    return (bits_ps + line_bps - 1) / line_bps;
 }
 
 /* The mean bits on the wire per packet of a stream (sizes weighted, with
@@ -538,6 +566,7 @@ static void sim_wire(struct sim *s, unsigned port)
     struct sim_port *sp = &s->ports[port];
     struct sim_pkt *sk = sp->wire_head;
     sp->wire_head = sk->next;
+    sp->wire_n--;
     if (!sp->wire_head)
         sp->wire_tail = NULL;
     else
@@ -555,7 +584,7 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
     struct sim_traffic_info info;
     /* Built where the sink will find it (the frame as sent), then copied
      * into the packet the datapath gets. */
-    struct sim_pkt *sk = sim_pool_get(&s->pool, SIM_TRAFFIC_FRAME_MAX);
+    struct sim_pkt *sk = sim_pool_get(&s->pool, s->frame_max);
     size_t len = sim_traffic_next_frame(st->traffic, sk ? sk->sent : s->frame, &info);
     uint64_t next = sim_traffic_next_time(st->traffic);
     st->next = next < c->duration_ns ? next : UINT64_MAX;
@@ -576,10 +605,13 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
         /* The link serialises frames: one cannot finish arriving before
          * the previous one plus its own wire time. */
         uint64_t t_ps = now * SIM_PS_PER_NS;
-        uint64_t done = sp->wire_free_ps + sim_wire_ps(sp->cfg->line_bps, (uint32_t)len);
+        uint64_t wire = sim_wire_ps(sp->cfg->line_bps, (uint32_t)len);
+        uint64_t done = sp->wire_free_ps + wire;
         if (done < t_ps)
             done = t_ps;
-        if (done - t_ps > SIM_LINE_BACKLOG_PS) {
+        /* The backlog is the wait behind other frames: a frame longer
+         * than it on a slow link is not a drop by itself. */
+        if (done - t_ps > SIM_LINE_BACKLOG_PS + wire) {
             pr->drops[SIM_DROP_LINE_RATE]++;
             if (sk)
                 pkt_free(&sk->pkt);
@@ -609,6 +641,7 @@ static void sim_arrival(struct sim *s, unsigned id, uint64_t now)
         else
             sp->wire_head = sk;
         sp->wire_tail = sk;
+        sp->wire_n++;
         if (sp->wire_head == sk)
             sim_evq_push(&s->evq, ts, SIM_EV_WIRE, st->cfg->port);
         return;
@@ -694,48 +727,129 @@ static void sim_guest_forward(struct sim *s, struct sim_port *from, struct pkt *
     sim_schedule_poll(s, to->rxq_pmd[0], dep);
 }
 
-/* Takes what PMD k sent on each port during its poll, which ended at
- * 'end': the packets leave through the port's ring. Returns how many. */
-static uint64_t sim_collect(struct sim *s, unsigned k, uint64_t end)
+/* A frame's last bit has left port sp at dep_ps: into the sink, or back
+ * into the host through a forwarding guest. */
+static void sim_depart(struct sim *s, struct sim_port *sp, struct pkt *p, uint64_t dep_ps,
+                       uint64_t service_ps)
 {
+    uint64_t dep = sim_ps_to_ns(dep_ps);
+    if (s->cfg->on_departure) {
+        const struct sim_pkt *sk = sim_pkt_of(p);
+        struct sim_departure_info d = {
+            .port = (unsigned)(sp - s->ports),
+            .len = p->len,
+            .dep_ps = dep_ps,
+            .service_ps = service_ps,
+            .arrival_ns = sk ? sk->arrival_ns : UINT64_MAX,
+        };
+        s->cfg->on_departure(s->cfg->departure_aux, &d);
+    }
+    if (sp->cfg->model == SIM_PORT_VM && sp->cfg->forward >= 0)
+        sim_guest_forward(s, sp, p, dep);
+    else
+        sim_sink(s, sp, p, dep);
+}
+
+/* When PMD k's poll ends at 'end': what it sent goes into the tx queues'
+ * rings and onto its port's serialiser (a VM without a guest rate takes
+ * it at once). */
+static void sim_poll_end(struct sim *s, unsigned k, uint64_t end)
+{
+    struct sim_vpmd *v = &s->pmds[k];
+    for (size_t j = 0; j < v->n_staged; j++) {
+        const struct sim_staged *st = &v->staged[j];
+        struct sim_port *sp = &s->ports[st->port];
+        sp->tx_staged[st->q]--;
+        uint64_t service = sp->cfg->model == SIM_PORT_NIC
+                               ? sim_wire_ps(sp->cfg->line_bps, st->p->len)
+                               : sp->service_ps;
+        if (!service) {
+            sim_depart(s, sp, st->p, end * SIM_PS_PER_NS, 0);
+            continue;
+        }
+        uint64_t start = end * SIM_PS_PER_NS;
+        if (sp->tx_free_ps > start)
+            start = sp->tx_free_ps;
+        struct sim_departure d = {st->p, start + service, service, st->q};
+        if (sim_outq_push(&sp->out, &d)) {
+            sp->res->drops[SIM_DROP_NOMEM]++;
+            pkt_free(st->p);
+            continue;
+        }
+        sp->tx_free_ps = d.dep_ps;
+        sp->tx_used[st->q]++;
+        if (sim_ps_to_ns(d.dep_ps) < s->dep_next)
+            s->dep_next = sim_ps_to_ns(d.dep_ps);
+    }
+    v->n_staged = 0;
+}
+
+/* Sends every frame whose last bit has left by 'now' (ns), all ports. */
+static void sim_departures(struct sim *s, uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 0; i < s->cfg->n_ports; i++) {
+        struct sim_port *sp = &s->ports[i];
+        struct sim_outq *o = &sp->out;
+        while (o->count) {
+            struct sim_departure d = o->d[o->head];
+            if (sim_ps_to_ns(d.dep_ps) > now) {
+                if (sim_ps_to_ns(d.dep_ps) < next)
+                    next = sim_ps_to_ns(d.dep_ps);
+                break;
+            }
+            o->head = (o->head + 1) & (o->cap - 1);
+            o->count--;
+            sp->tx_used[d.q]--;
+            sim_depart(s, sp, d.p, d.dep_ps, d.service_ps);
+        }
+    }
+    s->dep_next = next;
+}
+
+/* Takes what PMD k sent on each port during its poll, which ends at
+ * 'end' (its packets leave then: SIM_EV_POLL_END). Returns how many. */
+static uint64_t sim_stage(struct sim *s, unsigned k, uint64_t end)
+{
+    struct sim_vpmd *v = &s->pmds[k];
     uint64_t n = 0;
     struct pkt *out[SIM_COLLECT_BURST];
     for (size_t i = 0; i < s->cfg->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
         if (!sp->dev || !sp->n_txq)
             continue;
-        unsigned q = s->pmds[k].txq[i];
-        struct sim_txring *r = &sp->tx[q];
+        unsigned q = v->txq[i];
         int got;
         while ((got = netdev_dummy_collect(sp->dev, q, out, SIM_COLLECT_BURST)) > 0) {
             for (int j = 0; j < got; j++) {
-                struct pkt *p = out[j];
-                uint64_t dep_ps = end * SIM_PS_PER_NS;
-                uint64_t service = sp->cfg->model == SIM_PORT_NIC
-                                       ? sim_wire_ps(sp->cfg->line_bps, p->len)
-                                       : sp->service_ps;
-                if (service) {
-                    if (r->last_ps > dep_ps)
-                        dep_ps = r->last_ps;
-                    dep_ps += service;
-                    sim_txring_push(r, dep_ps);
+                if (v->n_staged == v->staged_cap) {
+                    size_t cap = v->staged_cap ? v->staged_cap * 2 : 64;
+                    struct sim_staged *ns = realloc(v->staged, cap * sizeof *ns);
+                    if (!ns) {
+                        sp->res->drops[SIM_DROP_NOMEM]++;
+                        pkt_free(out[j]);
+                        continue;
+                    }
+                    v->staged = ns;
+                    v->staged_cap = cap;
                 }
-                uint64_t dep = (dep_ps + SIM_PS_PER_NS - 1) / SIM_PS_PER_NS;
-                if (sp->cfg->model == SIM_PORT_VM && sp->cfg->forward >= 0)
-                    sim_guest_forward(s, sp, p, dep);
-                else
-                    sim_sink(s, sp, p, dep);
+                v->staged[v->n_staged++] = (struct sim_staged){out[j], (uint32_t)i, (uint16_t)q};
+                sp->tx_staged[q]++;
             }
             n += (uint64_t)got;
         }
     }
+    if (v->n_staged)
+        sim_evq_push(&s->evq, end, SIM_EV_POLL_END, k);
     return n;
 }
 
 /* Before PMD k polls at 'now': each of its tx queues takes what its ring
- * has room for (the ring drains at the line rate, or the guest's). */
+ * has room for (the port's serialiser empties the rings at the line rate,
+ * or the guest's). */
 static void sim_set_budgets(struct sim *s, unsigned k, uint64_t now)
 {
+    (void)now; /* the departures due by now have been sent */
     for (size_t i = 0; i < s->cfg->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
         if (!sp->dev || !sp->n_txq)
@@ -746,9 +860,8 @@ static void sim_set_budgets(struct sim *s, unsigned k, uint64_t now)
             netdev_dummy_set_tx_budget(sp->dev, q, -1);
             continue;
         }
-        struct sim_txring *r = &sp->tx[q];
-        sim_txring_drain(r, now * SIM_PS_PER_NS);
-        size_t room = r->count < sp->cfg->tx_ring ? sp->cfg->tx_ring - r->count : 0;
+        unsigned held = sp->tx_used[q] + sp->tx_staged[q];
+        size_t room = held < sp->cfg->tx_ring ? sp->cfg->tx_ring - held : 0;
         netdev_dummy_set_tx_budget(sp->dev, q, (int64_t)room);
     }
 }
@@ -915,21 +1028,25 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
         }
         v->has_pending = false;
     }
-    double cost = sim_profile_apply(&s->cfg->profile, counts) + extra + v->carry;
+    /* Busy time is every ns charged, whatever the poll did (received,
+     * sent, flushed, woke a guest): whole ns, the fractions carried, so
+     * busy_ns stays within 1 ns of charged_ns. */
+    double charge = sim_profile_apply(&s->cfg->profile, counts) + extra;
+    double cost = charge + v->carry;
     double whole = floor(cost);
     v->carry = cost - whole;
-    uint64_t dt = whole >= 1 ? (uint64_t)whole : 1;
+    uint64_t dt = (uint64_t)whole;
     uint64_t end = now + dt;
     v->free_at = end;
     v->res->polls++;
     v->res->rx_packets += rx;
-    if (rx) {
-        v->res->busy_ns += dt;
-    } else {
-        v->res->idle_ns += dt;
+    v->res->charged_ns += charge;
+    v->res->busy_ns += dt;
+    if (!rx) {
+        v->res->empty_poll_ns += dt;
         v->res->idle_polls++;
     }
-    sim_collect(s, k, end);
+    sim_stage(s, k, end);
 
     v->idle = rx == 0;
     if (rx) {
@@ -947,10 +1064,12 @@ static void sim_poll(struct sim *s, unsigned k, uint64_t now)
             wake = ts;
     }
     if (wake != UINT64_MAX)
-        sim_schedule_poll(s, k, wake);
+        sim_schedule_poll(s, k, wake > now ? wake : now + 1);
 }
 
 /* ---- the measurement window ------------------------------------------------- */
+
+static uint64_t sim_in_flight(const struct sim *s);
 
 /* Every event the cost model has charged so far, all PMDs: what the
  * per-poll counts add up to. */
@@ -992,11 +1111,28 @@ static void sim_window_edge(struct sim *s, uint64_t t)
 #define SIM_W_(field, val) (field) = close ? (val) - (field) : (val)
     SIM_W_(w->offered, r->offered);
     SIM_W_(w->delivered, r->delivered);
+    uint64_t sim_dropped = 0;
+    for (size_t i = 0; i < r->n_ports; i++)
+        for (int d = 0; d < SIM_DROP_N; d++)
+            sim_dropped += r->ports[i].drops[d];
+    SIM_W_(w->sim_dropped, sim_dropped);
+    /* The datapath's drops by every reason (those of the tx queues too). */
+    struct dp_stats *st = malloc(sizeof *st);
+    uint64_t dp_dropped = 0;
+    if (st) {
+        dp_stats_collect(s->dp, s->dpps, s->cfg->n_pmds, st);
+        for (int d = 0; d < DROP_N_REASONS; d++)
+            dp_dropped += st->drops[d];
+        free(st);
+    }
+    SIM_W_(w->dp_dropped, dp_dropped);
+    *(close ? &w->in_flight_end : &w->in_flight_start) = sim_in_flight(s);
     for (size_t i = 0; i < r->n_ports; i++) {
         const struct sim_port_result *p = &r->ports[i];
         SIM_W_(w->port_offered[i], p->offered);
         SIM_W_(w->port_delivered[i], p->delivered);
         SIM_W_(w->port_delivered_wire_bytes[i], p->delivered_wire_bytes);
+        SIM_W_(w->port_delivered_bytes[i], p->delivered_bytes);
         SIM_W_(w->port_rx_missed[i], p->drops[SIM_DROP_RX_MISSED]);
     }
     for (size_t i = 0; i < r->n_pmds; i++) {
@@ -1055,12 +1191,14 @@ static int sim_alloc(struct sim *s, struct sim_results *res, char *err, size_t e
     res->window.port_delivered_wire_bytes =
         calloc(np, sizeof *res->window.port_delivered_wire_bytes);
     res->window.port_rx_missed = calloc(np, sizeof *res->window.port_rx_missed);
+    res->window.port_delivered_bytes = calloc(np, sizeof *res->window.port_delivered_bytes);
     s->ports = calloc(c->n_ports ? c->n_ports : 1, sizeof *s->ports);
     s->pmds = calloc(c->n_pmds, sizeof *s->pmds);
     s->dpps = calloc(c->n_pmds, sizeof *s->dpps);
     s->streams = calloc(c->n_streams ? c->n_streams : 1, sizeof *s->streams);
     bool window = res->window.port_offered && res->window.port_delivered &&
-                  res->window.port_delivered_wire_bytes && res->window.port_rx_missed;
+                  res->window.port_delivered_wire_bytes && res->window.port_rx_missed &&
+                  res->window.port_delivered_bytes;
     if (!window || !res->ports || !res->pmds || !res->dp || !res->violations || !s->ports ||
         !s->pmds || !s->dpps || !s->streams || sim_hist_init(&res->latency)) {
         fs_errf(err, errlen, "out of memory");
@@ -1077,6 +1215,9 @@ static void sim_teardown(struct sim *s)
     for (unsigned i = 0; s->pmds && i < c->n_pmds; i++) {
         free(s->pmds[i].rxqs);
         free(s->pmds[i].txq);
+        for (size_t j = 0; j < s->pmds[i].n_staged; j++)
+            pkt_free(s->pmds[i].staged[j].p);
+        free(s->pmds[i].staged);
     }
     for (size_t i = 0; s->ports && i < c->n_ports; i++) {
         struct sim_port *sp = &s->ports[i];
@@ -1087,8 +1228,9 @@ static void sim_teardown(struct sim *s)
         sim_verify_destroy(sp->verify);
         free(sp->rss);
         free(sp->rss_memo);
-        for (unsigned q = 0; q < NETDEV_MAX_QUEUES; q++)
-            free(sp->tx[q].dep);
+        for (; sp->out.count; sp->out.count--, sp->out.head = (sp->out.head + 1) & (sp->out.cap - 1))
+            pkt_free(sp->out.d[sp->out.head].p);
+        free(sp->out.d);
     }
     dp_destroy(s->dp); /* frees what the dummy ports still hold */
     for (size_t i = 0; s->streams && i < c->n_streams; i++)
@@ -1111,9 +1253,10 @@ static uint64_t sim_in_flight(const struct sim *s)
             n += netdev_dummy_rx_pending(sp->dev, q);
         for (unsigned q = 0; sp->dev && q < sp->n_txq; q++)
             n += netdev_dummy_tx_pending(sp->dev, q);
+        n += sp->out.count + sp->wire_n; /* on the serialiser, on the rx link */
     }
     for (unsigned k = 0; k < s->cfg->n_pmds; k++)
-        n += dp_pmd_queued(s->dpps[k]);
+        n += dp_pmd_queued(s->dpps[k]) + s->pmds[k].n_staged;
     return n;
 }
 
@@ -1152,7 +1295,16 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
     s.cfg = cfg;
     s.res = res;
     sim_evq_init(&s.evq);
-    sim_pool_init(&s.pool, SIM_TRAFFIC_FRAME_MAX);
+    /* Buffers for the largest frame the streams build (the headroom holds
+     * what encapsulation adds). */
+    s.frame_max = 60;
+    s.dep_next = UINT64_MAX;
+    for (size_t i = 0; i < cfg->n_streams; i++) {
+        size_t m = sim_traffic_frame_max(&cfg->streams[i].traffic);
+        if (m > s.frame_max)
+            s.frame_max = (uint32_t)m;
+    }
+    sim_pool_init(&s.pool, s.frame_max);
     int rc = -1;
     if (cfg->n_pmds == 0) {
         fs_errf(err, errlen, "no PMD to run");
@@ -1203,6 +1355,17 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
                 first = i;
         }
         const struct sim_event *head = sim_evq_empty(&s.evq) ? NULL : &s.evq.heap[0];
+        /* Departures come first at equal times: a poll then sees the
+         * descriptors they free. */
+        if (s.dep_next != UINT64_MAX &&
+            (first == SIZE_MAX || s.dep_next <= s.streams[first].next) &&
+            (!head || s.dep_next <= head->time)) {
+            sim_window_due(&s, s.dep_next);
+            res->events++;
+            res->end_ns = s.dep_next;
+            sim_departures(&s, s.dep_next);
+            continue;
+        }
         if (first != SIZE_MAX &&
             (!head || s.streams[first].next < head->time ||
              (s.streams[first].next == head->time && s.streams[first].seq < head->seq))) {
@@ -1217,6 +1380,8 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
             sim_arrival(&s, ev.id, ev.time);
         else if (ev.kind == SIM_EV_WIRE)
             sim_wire(&s, ev.id);
+        else if (ev.kind == SIM_EV_POLL_END)
+            sim_poll_end(&s, ev.id, ev.time);
         else if (s.pmds[ev.id].scheduled && s.pmds[ev.id].next_poll == ev.time)
             sim_poll(&s, ev.id, ev.time);
         if (cfg->progress && !(res->events & (SIM_PROGRESS_EVENTS - 1)))
@@ -1244,6 +1409,7 @@ void sim_results_free(struct sim_results *res)
     free(res->window.port_delivered);
     free(res->window.port_delivered_wire_bytes);
     free(res->window.port_rx_missed);
+    free(res->window.port_delivered_bytes);
     sim_hist_destroy(&res->latency);
     memset(res, 0, sizeof *res);
 }

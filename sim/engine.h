@@ -20,19 +20,23 @@
  * next frame due on its queues or the next flush its tx-flush-interval
  * requires.
  *
- * Transmit. What a PMD sends leaves when its poll ends: to a NIC through
- * its tx ring at the line rate (a full ring refuses packets: the core's
- * retries, then tx_full drops), to a VM into its vring, drained by the
- * guest at its rate. A packet's latency is its departure minus its
- * arrival. Each departing packet is verified by its port's sink: software
- * checksums, the flow's expected port and header transforms, per-flow
- * order.
+ * Transmit. What a PMD sends is ready when its poll ends: it takes a
+ * descriptor of its tx queue's ring (a full ring refuses packets: the
+ * core's retries, then tx_full drops) and waits for the port's one
+ * serialiser, shared by all the port's tx queues: a NIC's wire at the line
+ * rate, or a VM's guest at its rate (a VM without one takes packets at
+ * once). A frame is delivered when its last bit has left; until then it is
+ * in flight. A packet's latency runs from its last bit's arrival at the
+ * port it came in on to its last bit's departure. Each departing packet is
+ * verified by its port's sink: software checksums, the flow's expected
+ * port and header transforms, per-flow order.
  *
  * A run is a pure function of (configuration, seed, cost profile): the
  * same on every machine and compiler, and its results conserve packets:
  *   offered + copies = delivered + dropped (every reason) + in flight.
  * Traffic stops at the configured duration; the engine then drains every
- * ring and queue, so nothing is in flight at the end. */
+ * ring and queue, so nothing is in flight at the end (the window's edges
+ * record what was in flight then). */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
@@ -101,6 +105,17 @@ struct sim_stream_cfg {
     struct sim_expect expect;  /* what the datapath does to it */
 };
 
+/* A frame as it leaves a port (sim_cfg.on_departure). */
+struct sim_departure_info {
+    unsigned port;             /* index into ports */
+    uint32_t len;              /* bytes of frame, without FCS */
+    uint64_t dep_ps;           /* when its last bit left */
+    uint64_t service_ps;       /* its time on the serialiser (0: a VM that
+                                * takes packets at once) */
+    uint64_t arrival_ns;       /* when its last bit reached the port it came
+                                * in on; UINT64_MAX: not known (a copy) */
+};
+
 struct sim_cfg {
     uint64_t seed;
     unsigned n_pmds;           /* 1..DP_MAX_PMDS */
@@ -124,6 +139,10 @@ struct sim_cfg {
      * line: the virtual time and the packets offered so far. */
     void (*progress)(void *aux, uint64_t now_ns, uint64_t offered);
     void *progress_aux;
+    /* Called for every frame a port sends, when its last bit leaves (NULL:
+     * never): lets tests check the engine's physics frame by frame. */
+    void (*on_departure)(void *aux, const struct sim_departure_info *d);
+    void *departure_aux;
 };
 
 /* Drops the engine counts itself, beside the datapath's (drop.h). */
@@ -157,8 +176,16 @@ struct sim_port_result {
 
 struct sim_pmd_result {
     unsigned rxqs;
-    uint64_t polls, idle_polls, rx_packets;
-    uint64_t busy_ns, idle_ns;         /* virtual time spent polling */
+    uint64_t polls, idle_polls, rx_packets; /* idle: received nothing */
+    uint64_t busy_ns;                  /* virtual time spent in polls: every ns
+                                        * the cost model charged, whatever the
+                                        * poll did (received, sent, flushed,
+                                        * woke a guest); between polls the PMD
+                                        * sleeps until work is due */
+    uint64_t empty_poll_ns;            /* of busy_ns, in polls that received
+                                        * nothing */
+    double charged_ns;                 /* the charges before rounding to whole
+                                        * ns: |busy_ns - charged_ns| < 1 */
     struct {                           /* within the window */
         uint64_t polls, rx_packets, busy_ns;
     } window;
@@ -171,7 +198,11 @@ struct sim_pmd_result {
 struct sim_window {
     uint64_t start_ns, end_ns;
     uint64_t offered, delivered;
+    uint64_t sim_dropped;              /* the engine's drops (SIM_DROPS) */
+    uint64_t dp_dropped;               /* the datapath's, every reason */
+    uint64_t in_flight_start, in_flight_end; /* at the edges */
     uint64_t *port_offered, *port_delivered, *port_delivered_wire_bytes; /* per port */
+    uint64_t *port_delivered_bytes;
     uint64_t *port_rx_missed;
     struct dp_counters dp;             /* summed over the PMDs */
     uint64_t cost_counts[SIM_COST_N];

@@ -394,6 +394,17 @@ static size_t build_inner(const struct sim_traffic *t, const struct sim_flow_des
     return len;
 }
 
+size_t sim_traffic_frame_max(const struct sim_traffic_cfg *cfg)
+{
+    size_t len = 14 + 4 + 40 + 20; /* the longest headers build_inner() writes */
+    for (unsigned i = 0; i < cfg->n_sizes; i++)
+        if ((size_t)cfg->size[i] - 4u > len)
+            len = (size_t)cfg->size[i] - 4u;
+    if (cfg->vxlan_share > 0)
+        len += VXLAN_OUTER_LEN + 4;
+    return len;
+}
+
 size_t sim_traffic_build(const struct sim_traffic *t, uint64_t flow_id, uint64_t seq,
                          uint8_t *buf, struct sim_traffic_info *info)
 {

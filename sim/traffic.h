@@ -167,6 +167,13 @@ void sim_traffic_cfg_default(struct sim_traffic_cfg *cfg);
 int sim_traffic_cfg_set(struct sim_traffic_cfg *cfg, const char *key, const char *value,
                         char *err, size_t errlen);
 
+/* The longest buffer a model with these settings builds: its largest
+ * frame size without the FCS, or the longest headers it may need
+ * (Ethernet with a VLAN tag, IPv6, TCP) if larger, plus the VXLAN outer
+ * headers with a VLAN tag if it sends VXLAN. Sizes buffers to the traffic
+ * (at most SIM_TRAFFIC_FRAME_MAX). */
+size_t sim_traffic_frame_max(const struct sim_traffic_cfg *cfg);
+
 /* Checks the settings as a whole (e.g. an outer-* bad-csum-layer needs
  * VXLAN). Returns 0, or -1 with the reason in err. */
 int sim_traffic_cfg_validate(const struct sim_traffic_cfg *cfg, char *err, size_t errlen);
