@@ -17,6 +17,8 @@
  *     (offered + copies + in flight at the start = delivered + dropped +
  *     in flight at the end), and no buffer too small for a frame;
  *   - the same seed gives the same bytes of JSON report.
+ * And two smaller ones: a long frame on a slow link is not a line_rate
+ * drop, and the text report shows the simple path's hits.
  * FS_TEST_QUICK=1 (valgrind) runs fewer topologies. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -314,12 +316,41 @@ static void test_slow_link_no_drop(void **state)
     sim_results_free(&res);
 }
 
+/* The text report lists the lookups the simple path answered, so the
+ * cache stages add up to the lookups. */
+static void test_text_report_simple_hits(void **state)
+{
+    (void)state;
+    struct topo t;
+    topo_gen(&t, 7);
+    struct sim_results res;
+    char err[512];
+    assert_int_equal(sim_run(&t.cfg, &res, err, sizeof err), 0);
+    struct scenario sc;
+    memset(&sc, 0, sizeof sc);
+    sc.sim = t.cfg;
+    char *buf = NULL;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    report_sim(f, false, &sc, &res);
+    fclose(f);
+    const uint64_t *n = res.dp->fcache.n;
+    assert_true(n[FCACHE_STAT_SIMPLE_HITS] > 0); /* in_port rules: the simple path */
+    char want[64];
+    snprintf(want, sizeof want, ", simple %" PRIu64 ",", n[FCACHE_STAT_SIMPLE_HITS]);
+    assert_non_null(strstr(buf, want));
+    free(buf);
+    sim_results_free(&res);
+}
+
 int main(void)
 {
     netdev_dummy_register();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_topologies),
         cmocka_unit_test(test_slow_link_no_drop),
+        cmocka_unit_test(test_text_report_simple_hits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
