@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
@@ -120,15 +121,54 @@ static void calib_progress(void *aux, size_t done, size_t total, const char *nam
         fprintf(stderr, "\rcalibrate: %zu/%zu %-40s", done + 1, total, name);
 }
 
+/* Why event e's cost is no measurement, or NULL when it is one: never
+ * counted, counted only in proportion to another event, or held at the
+ * bound 0 by every bootstrap resample (no workload asks for more: the
+ * fit cannot tell it from 0). */
+static const char *calib_unidentified(const struct sim_calib *c, int e, char *buf,
+                                      size_t size)
+{
+    if (c->twin[e] == -2)
+        return "not exercised (no workload counts it): the profile keeps the built-in "
+               "default";
+    if (c->twin[e] >= 0) {
+        snprintf(buf, size, "collinear with %s (their sum is identified)",
+                 sim_cost_name((enum sim_cost)c->twin[e]));
+        return buf;
+    }
+    if (c->cost_cycles[e] == 0 && c->uncertainty_cycles[e] == 0)
+        return "at the bound 0 in every resample (not separated from the other events)";
+    return NULL;
+}
+
 static const char *calib_status(const struct sim_calib *c, int e, char *buf, size_t size)
 {
-    if (c->twin[e] == -1)
-        return "identified";
-    if (c->twin[e] == -2)
-        return "not exercised (no workload counts it)";
-    snprintf(buf, size, "collinear with %s (their sum is identified)",
-             sim_cost_name((enum sim_cost)c->twin[e]));
-    return buf;
+    const char *why = calib_unidentified(c, e, buf, size);
+    return why ? why : "identified";
+}
+
+/* The profile's cost of event e: the fit's, or for an event no workload
+ * counts the built-in default (a guess, listed as not identified). */
+static double calib_cost_ns(const struct sim_calib *c, const struct sim_profile *def, int e,
+                            double ghz)
+{
+    return c->twin[e] == -2 ? def->cost_ns[e] : c->cost_cycles[e] / ghz;
+}
+
+/* "uncertainty_ns" and "not_identified" of a profile document. */
+static void calib_fit_json(json_t *doc, const struct sim_calib *c, double ghz)
+{
+    json_t *unc = json_object(), *nid = json_array();
+    for (int e = 0; e < SIM_COST_N; e++) {
+        char buf[128];
+        if (calib_unidentified(c, e, buf, sizeof buf))
+            json_array_append_new(nid, json_string(sim_cost_name((enum sim_cost)e)));
+        else if (c->uncertainty_cycles[e] >= 0)
+            json_object_set_new(unc, sim_cost_name((enum sim_cost)e),
+                                json_real(round(c->uncertainty_cycles[e] / ghz * 1e4) / 1e4));
+    }
+    json_object_set_new(doc, "uncertainty_ns", unc);
+    json_object_set_new(doc, "not_identified", nid);
 }
 
 static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, double ghz,
@@ -152,13 +192,16 @@ static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, do
                             r->cycles > 0 ? r->fitted / r->cycles - 1 : 0.0,
                             "events_per_poll", counts));
     }
+    struct sim_profile def;
+    sim_profile_default(&def);
     json_t *events = json_object();
     json_t *costs = json_object();
     for (int e = 0; e < SIM_COST_N; e++) {
         char buf[128];
-        double ns = c->cost_cycles[e] / ghz;
+        double ns = calib_cost_ns(c, &def, e, ghz);
         json_object_set_new(events, sim_cost_name((enum sim_cost)e),
-                            json_pack("{s:f, s:f, s:s}", "cycles", c->cost_cycles[e], "ns", ns,
+                            json_pack("{s:f, s:f, s:f, s:s}", "cycles", c->cost_cycles[e], "ns",
+                                      ns, "uncertainty_cycles", c->uncertainty_cycles[e],
                                       "status", calib_status(c, e, buf, sizeof buf)));
         json_object_set_new(costs, sim_cost_name((enum sim_cost)e),
                             json_real(round(ns * 1e4) / 1e4));
@@ -167,7 +210,8 @@ static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, do
     snprintf(desc, sizeof desc,
              "Calibrated by flowswitch sim calibrate on this CPU: the core on dummy ports, "
              "%zu workloads, %u runs of %u timed polls each; ghz is the measured TSC rate; "
-             "NIC driver costs 0 (the dummy device's own cost is in rx_packet and tx_packet).",
+             "events no workload counts keep the built-in default and are listed in "
+             "not_identified.",
              c->n_rows, o->repeats, o->polls);
     json_t *calib = json_pack(
         "{s:s, s:f, s:i, s:i, s:i, s:i, s:b, s:f, s:f, s:o, s:o}", "estimator",
@@ -175,8 +219,97 @@ static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, do
         (int)o->polls, "warm_polls", (int)o->warm_polls, "cpu_pinned", pinned, "quick",
         o->quick, "rms_rel_error", c->rms_rel_err, "max_rel_error", c->max_rel_err, "events",
         events, "workloads", rows);
-    return json_pack("{s:s, s:f, s:s, s:o, s:o}", "cpu", cpu, "ghz", round(ghz * 1e6) / 1e6,
-                     "description", desc, "calibration", calib, "costs_ns", costs);
+    json_t *doc = json_pack("{s:s, s:f, s:s, s:o, s:o}", "cpu", cpu, "ghz",
+                            round(ghz * 1e6) / 1e6, "description", desc, "calibration", calib,
+                            "costs_ns", costs);
+    calib_fit_json(doc, c, ghz);
+    return doc;
+}
+
+/* ---- was the machine quiet? ------------------------------------------------- */
+
+#define CALIB_MAX_CPUS 1024
+
+/* /proc/stat's jiffies per CPU: busy (everything but idle and iowait),
+ * steal, and the total. */
+struct calib_stat {
+    unsigned long long busy[CALIB_MAX_CPUS], steal[CALIB_MAX_CPUS], total[CALIB_MAX_CPUS];
+    int n;
+};
+
+static void calib_stat_read(struct calib_stat *st)
+{
+    memset(st, 0, sizeof *st);
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long v[8] = {0};
+        int cpu;
+        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
+                   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 ||
+            cpu < 0 || cpu >= CALIB_MAX_CPUS)
+            continue;
+        /* user nice system idle iowait irq softirq steal */
+        st->busy[cpu] = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+        st->steal[cpu] = v[7];
+        st->total[cpu] = st->busy[cpu] + v[3] + v[4];
+        if (cpu + 1 > st->n)
+            st->n = cpu + 1;
+    }
+    fclose(f);
+}
+
+/* The other CPUs' busy share and every CPU's steal share between a and b
+ * (the calibration's own CPU is left out of the first: it is busy by
+ * design). Writes both into the calibration object and warns when the
+ * machine was busy enough to disturb the timings. */
+static void calib_load_json(json_t *doc, const struct calib_stat *a, const struct calib_stat *b,
+                            int pinned)
+{
+    unsigned long long busy = 0, total = 0, steal = 0, all = 0;
+    for (int i = 0; i < b->n && i < a->n; i++) {
+        all += b->total[i] - a->total[i];
+        steal += b->steal[i] - a->steal[i];
+        if (i == pinned)
+            continue;
+        busy += b->busy[i] - a->busy[i];
+        total += b->total[i] - a->total[i];
+    }
+    double other = total ? (double)busy / (double)total : 0;
+    double st = all ? (double)steal / (double)all : 0;
+    json_t *calib = json_object_get(doc, "calibration");
+    if (calib)
+        json_object_set_new(calib, "machine_load",
+                            json_pack("{s:f, s:f, s:s}", "other_cpus_busy", other, "steal", st,
+                                      "measured", "/proc/stat over the calibration"));
+    if (other > 0.1 || st > 0.01)
+        fprintf(stderr,
+                "flowswitch sim calibrate: warning: the machine was busy during the "
+                "calibration (other CPUs %.0f%% busy, %.1f%% stolen by the hypervisor): "
+                "the costs include other work's interference; recalibrate on a quiet "
+                "machine\n",
+                100 * other, 100 * st);
+}
+
+/* The command line and the machine, for the profile's record. */
+static void calib_origin_json(json_t *doc, int argc, char **argv)
+{
+    char cmd[2048] = "flowswitch sim calibrate";
+    size_t n = strlen(cmd);
+    for (int i = 1; i < argc && n < sizeof cmd; i++)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", argv[i]);
+    struct utsname u;
+    char machine[512] = "unknown";
+    if (uname(&u) == 0)
+        snprintf(machine, sizeof machine, "%s, %s %s, %ld CPUs online", u.nodename, u.sysname,
+                 u.release, sysconf(_SC_NPROCESSORS_ONLN));
+    json_t *calib = json_object_get(doc, "calibration");
+    if (!calib)
+        return;
+    json_object_set_new(calib, "command", json_string(cmd));
+    json_object_set_new(calib, "machine", json_string(machine));
 }
 
 static void calib_table(FILE *out, const struct sim_calib *c, double ghz, const char *cpu)
@@ -191,12 +324,16 @@ static void calib_table(FILE *out, const struct sim_calib *c, double ghz, const 
     }
     fprintf(out, "fit: rms relative error %.1f%%, max %.1f%%\n", 100 * c->rms_rel_err,
             100 * c->max_rel_err);
-    fprintf(out, "%-20s %10s %10s  %s\n", "event", "cycles", "ns", "status");
+    fprintf(out, "%-20s %10s %10s %9s  %s\n", "event", "cycles", "ns", "+-ns", "status");
     for (int e = 0; e < SIM_COST_N; e++) {
-        char buf[128];
-        fprintf(out, "%-20s %10.3f %10.4f  %s\n", sim_cost_name((enum sim_cost)e),
-                c->cost_cycles[e], c->cost_cycles[e] / ghz, calib_status(c, e, buf, sizeof buf));
+        char buf[128], unc[32] = "-";
+        if (c->uncertainty_cycles[e] >= 0)
+            snprintf(unc, sizeof unc, "%.4f", c->uncertainty_cycles[e] / ghz);
+        fprintf(out, "%-20s %10.3f %10.4f %9s  %s\n", sim_cost_name((enum sim_cost)e),
+                c->cost_cycles[e], c->cost_cycles[e] / ghz, unc,
+                calib_status(c, e, buf, sizeof buf));
     }
+    fprintf(out, "+-ns: half the 5-95%% bootstrap interval over the rounds\n");
 }
 
 /* Pins the calling thread to 'cpu' (-1: the last one it may use).
@@ -280,6 +417,12 @@ static void calib_nic_json(json_t *doc, const struct calib_nic *n, double ghz)
     json_t *costs = json_object_get(doc, "costs_ns");
     json_object_set_new(costs, "nic_rx_packet", json_real(round(extra / ghz * 1e4) / 1e4));
     json_object_set_new(costs, "nic_tx_packet", json_real(0));
+    json_t *nid = json_object_get(doc, "not_identified");
+    for (size_t i = json_array_size(nid); i-- > 0;) {
+        const char *e = json_string_value(json_array_get(nid, i));
+        if (e && (!strcmp(e, "nic_rx_packet") || !strcmp(e, "nic_tx_packet")))
+            json_array_remove(nid, i);
+    }
     json_t *calib = json_object_get(doc, "calibration");
     if (!calib) {
         calib = json_object();
@@ -436,14 +579,24 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
             return CAL_EXIT_USAGE;
         }
     } else {
+        struct calib_stat *st = calloc(2, sizeof *st);
+        if (st)
+            calib_stat_read(&st[0]);
         int rc = sim_calibrate(&clk, &o, &c, err, sizeof err);
+        if (st)
+            calib_stat_read(&st[1]);
         if (isatty(STDERR_FILENO))
             fprintf(stderr, "\r%70s\r", "");
         if (rc) {
+            free(st);
             fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
             return CAL_EXIT_FAILED;
         }
         doc = calib_profile_json(&c, model, ghz, &o, pinned);
+        if (st)
+            calib_load_json(doc, &st[0], &st[1], pinned);
+        free(st);
+        calib_origin_json(doc, argc, argv);
     }
     if (nic.rx)
         calib_nic_json(doc, &nic, ghz);

@@ -121,6 +121,8 @@ static const struct cal_workload cal_catalogue[] = {
      CAL_L3, "flows=64", {1, 8, 32}, {0}, 0},
     {"emc-miss", "emc_miss (EMC overflowing), smc_hit", CAL_PHY, 0,
      "direct-subtables=0 emc-insert-inv-prob=1", CAL_L3, "flows=200000", {8, 32}, {0}, 0},
+    {"emc-rare-insert", "emc_insert against emc_miss (1 miss in 100 inserted)", CAL_PHY, 0,
+     "direct-subtables=0 emc-insert-inv-prob=100", CAL_L3, "flows=200000", {8, 32}, {0}, 0},
     {"smc", "smc_hit (EMC off)", CAL_PHY, 0, "direct-subtables=0 emc-insert-inv-prob=0",
      CAL_L3, "flows=1000", {8, 32}, {0}, 0},
     {"smc-large", "smc_hit over a large table", CAL_PHY, 0,
