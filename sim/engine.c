@@ -1253,7 +1253,14 @@ int sim_run(const struct sim_cfg *cfg, struct sim_results *res, char *err, size_
     }
     sim_cost_totals(&s, res->cost_counts);
     sim_finish(&s);
-    rc = 0;
+    /* A result that rests on a cost the profile only guesses is no
+     * result: VXLAN encapsulation (tunnel_push) is refused when charged. */
+    char who[512];
+    snprintf(who, sizeof who, "%s: this scenario (it encapsulates into VXLAN)",
+             cfg->origin ? cfg->origin : "sim");
+    rc = res->cost_counts[SIM_COST_TUNNEL_PUSH]
+             ? sim_profile_require(&cfg->profile, SIM_COST_TUNNEL_PUSH, who, err, errlen)
+             : 0;
 out:
     sim_teardown(&s);
     if (rc)
