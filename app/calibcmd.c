@@ -293,8 +293,10 @@ static void calib_load_json(json_t *doc, const struct calib_stat *a, const struc
                 100 * other, 100 * st);
 }
 
-/* The command line and the machine, for the profile's record. */
-static void calib_origin_json(json_t *doc, int argc, char **argv)
+/* The command line and the machine, for the profile's record, under
+ * "command" and "machine" (a --base run: "base_command", "base_machine"
+ * for the one that added to the base profile). */
+static void calib_origin_json(json_t *doc, int argc, char **argv, bool base)
 {
     char cmd[2048] = "flowswitch sim calibrate";
     size_t n = strlen(cmd);
@@ -308,8 +310,8 @@ static void calib_origin_json(json_t *doc, int argc, char **argv)
     json_t *calib = json_object_get(doc, "calibration");
     if (!calib)
         return;
-    json_object_set_new(calib, "command", json_string(cmd));
-    json_object_set_new(calib, "machine", json_string(machine));
+    json_object_set_new(calib, base ? "base_command" : "command", json_string(cmd));
+    json_object_set_new(calib, base ? "base_machine" : "machine", json_string(machine));
 }
 
 static void calib_table(FILE *out, const struct sim_calib *c, double ghz, const char *cpu)
@@ -596,10 +598,12 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         if (st)
             calib_load_json(doc, &st[0], &st[1], pinned);
         free(st);
-        calib_origin_json(doc, argc, argv);
+        calib_origin_json(doc, argc, argv, false);
     }
     if (nic.rx)
         calib_nic_json(doc, &nic, ghz);
+    if (base)
+        calib_origin_json(doc, argc, argv, true);
     int rc;
     char tmp[] = "/tmp/fs-calibrate-XXXXXX";
     const char *path = out_path;
