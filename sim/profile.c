@@ -80,9 +80,12 @@ struct prof_load {
     size_t errlen;
 };
 
-/* The line of the first occurrence of "key" in the file, or 1. */
+/* The line of the first occurrence of "key" in the file, or 1 (also for
+ * an empty key: the document as a whole). */
 static int key_line(const struct prof_load *l, const char *key)
 {
+    if (!*key)
+        return 1;
     char quoted[160];
     snprintf(quoted, sizeof quoted, "\"%s\"", key);
     const char *at = strstr(l->text, quoted);
