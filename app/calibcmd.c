@@ -39,6 +39,7 @@
 #endif
 #include "calibrate.h"
 #include "netdev.h"
+#include "packet.h"
 #include "profile.h"
 #include "sys.h"
 
@@ -64,7 +65,10 @@ static void calib_usage(FILE *out)
             "--nic-rx DEVARGS --nic-tx DEVARGS [--nic-mbufs N] -- EAL-ARGS (DPDK builds):\n"
             "also measures what a DPDK port pair costs per forwarded packet beyond a\n"
             "dummy pair (e.g. --nic-rx net_pcap0,rx_pcap=t.pcap,infinite_rx=1 --nic-tx\n"
-            "net_null0,size=64,no-rx=1 -- -l 1 --no-pci): the profile's nic_rx_packet.\n");
+            "net_null0,size=64,no-rx=1 -- -l 1 --no-pci): the profile's nic_rx_packet.\n"
+            "--vhost SOCK -- EAL-ARGS (DPDK builds): also measures a vhost copy, a\n"
+            "net_vhost port on SOCK and a net_virtio_user guest in this process, at 64\n"
+            "and 1518 B: the profile's vhost_packet and vhost_byte (with --base).\n");
 }
 
 /* The TSC rate in GHz: cycles over monotonic ns across 'ms' of spinning,
@@ -445,6 +449,144 @@ static void calib_nic_json(json_t *doc, const struct calib_nic *n, double ghz)
     json_object_set_new(doc, "description", json_string(desc));
 }
 
+/* ---- vhost copies ------------------------------------------------------------ */
+
+/* What the host's PMD pays to copy packets through a vhost vring: a
+ * net_vhost port (the host's end, server on SOCK) and a net_virtio_user
+ * port (the guest's end) in this process. Untimed, the guest sends a burst
+ * of FRAME-byte frames; timed, the host receives it from the vring (a copy
+ * out) and sends it back (a copy in); untimed, the guest takes it off. Two
+ * frame sizes give the per-byte cost, the dummy pair's cycles the rest. */
+struct calib_vhost {
+    const char *sock;         /* NULL: no vhost measurement */
+    char **eal;
+    int n_eal;
+    double cpp[2];            /* cycles per packet moved, 64 and 1518 B */
+    double dummy_cpp;
+};
+
+static const unsigned calib_vhost_sizes[2] = {64, 1518};
+
+struct calib_vhost_io {
+    struct netdev *guest;
+    unsigned frame;           /* bytes on the wire (the buffer: 4 fewer) */
+    uint8_t data[1518];
+};
+
+static void calib_vhost_refill(void *aux, struct netdev *rx, uint64_t now)
+{
+    (void)rx;
+    (void)now;
+    struct calib_vhost_io *io = aux;
+    struct pkt *p[32];
+    int n = 0;
+    while (n < 32 && (p[n] = pkt_from_data(io->data, io->frame - 4)))
+        n++;
+    int sent = n ? netdev_send(io->guest, 0, p, n, 0) : 0;
+    for (int i = sent < 0 ? 0 : sent; i < n; i++)
+        pkt_free(p[i]);
+}
+
+static void calib_vhost_drain(void *aux, struct netdev *tx)
+{
+    (void)tx;
+    struct calib_vhost_io *io = aux;
+    for (int round = 0; round < 4; round++) {
+        struct pkt_batch b;
+        pkt_batch_init(&b);
+        int n = netdev_rxq_recv(io->guest, 0, &b, UINT64_MAX);
+        for (int i = 0; i < b.count; i++)
+            pkt_free(b.pkts[i]);
+        if (n <= 0)
+            break;
+    }
+}
+
+static struct netdev *calib_dpdk_open(const char *name, const char *devargs, char *why,
+                                      size_t size)
+{
+    const struct netdev_opt opts[] = {{"devargs", devargs, 0}, {"rxqs", "1", 0},
+                                      {"txqs", "1", 0}, {"burst", "32", 0}};
+    struct netdev_args a = {.opts = opts, .n_opts = 4, .base_dir = "", .out_dir = ""};
+    return netdev_open(name, "dpdk", &a, why, size);
+}
+
+static int calib_vhost(struct calib_vhost *v, const struct sim_calib_clock *clk,
+                       const struct sim_calib_opts *o, char *err, size_t errlen)
+{
+#ifdef HAVE_DPDK
+    if (netdev_dpdk_init(v->n_eal, v->eal, err, errlen))
+        return -1;
+    netdev_dpdk_register();
+    char host_args[512], guest_args[512], why[512];
+    snprintf(host_args, sizeof host_args, "net_vhost0,iface=%s,queues=1", v->sock);
+    snprintf(guest_args, sizeof guest_args, "net_virtio_user0,path=%s,queues=1", v->sock);
+    struct netdev *host = calib_dpdk_open("vhost-host", host_args, why, sizeof why);
+    struct netdev *guest = host ? calib_dpdk_open("vhost-guest", guest_args, why, sizeof why)
+                                : NULL;
+    int rc = -1;
+    if (!host || !guest)
+        snprintf(err, errlen, "--vhost %s: %s", v->sock, why);
+    struct calib_vhost_io *io = calloc(1, sizeof *io);
+    for (int k = 0; k < 2 && host && guest && io; k++) {
+        io->guest = guest;
+        io->frame = calib_vhost_sizes[k];
+        for (unsigned i = 0; i < sizeof io->data; i++)
+            io->data[i] = (uint8_t)(i < 12 ? 0x02 : i);
+        struct sim_calib_dev d = {.rx = host, .tx = host, .refill = calib_vhost_refill,
+                                  .drain = calib_vhost_drain, .aux = io};
+        rc = sim_calib_device(clk, o, &d, &v->cpp[k], err, errlen);
+        if (rc)
+            break;
+    }
+    free(io);
+    if (guest)
+        netdev_close(guest);
+    if (host)
+        netdev_close(host);
+    netdev_dpdk_fini();
+    if (rc)
+        return -1;
+    return sim_calib_dummy_io(clk, o, &v->dummy_cpp, err, errlen);
+#else
+    (void)v;
+    (void)clk;
+    (void)o;
+    snprintf(err, errlen, "--vhost needs the DPDK backend (not compiled in)");
+    return -1;
+#endif
+}
+
+/* Puts the vhost measurement into a profile document: each timed packet
+ * was copied twice (out of the vring and into it). */
+static void calib_vhost_json(json_t *doc, const struct calib_vhost *v, double ghz)
+{
+    double dbytes = (double)(calib_vhost_sizes[1] - calib_vhost_sizes[0]);
+    double byte = (v->cpp[1] - v->cpp[0]) / (2 * dbytes);
+    byte = byte > 0 ? byte : 0;
+    double pkt = (v->cpp[0] - v->dummy_cpp) / 2 - byte * (calib_vhost_sizes[0] - 4);
+    pkt = pkt > 0 ? pkt : 0;
+    json_t *costs = json_object_get(doc, "costs_ns");
+    json_object_set_new(costs, "vhost_packet", json_real(round(pkt / ghz * 1e4) / 1e4));
+    json_object_set_new(costs, "vhost_byte", json_real(round(byte / ghz * 1e6) / 1e6));
+    json_t *nid = json_object_get(doc, "not_identified");
+    for (size_t i = json_array_size(nid); i-- > 0;) {
+        const char *e = json_string_value(json_array_get(nid, i));
+        if (e && (!strcmp(e, "vhost_packet") || !strcmp(e, "vhost_byte")))
+            json_array_remove(nid, i);
+    }
+    json_t *calib = json_object_get(doc, "calibration");
+    if (calib)
+        json_object_set_new(
+            calib, "vhost",
+            json_pack("{s:s, s:f, s:f, s:f, s:f, s:s}", "socket", v->sock,
+                      "cycles_per_packet_64B", v->cpp[0], "cycles_per_packet_1518B", v->cpp[1],
+                      "dummy_cycles_per_packet", v->dummy_cpp, "tsc_ghz", ghz, "charged",
+                      "net_vhost rx + tx of what a net_virtio_user guest sent; vhost_byte = "
+                      "(c1518 - c64) / (2 x 1454), vhost_packet = (c64 - dummy) / 2 - 60 x "
+                      "vhost_byte"));
+}
+
 static int calib_uint(const char *s, unsigned long max, unsigned long *out)
 {
     char *end;
@@ -464,11 +606,12 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         {"cpu", required_argument, NULL, 'c'},   {"json", no_argument, NULL, 'j'},
         {"base", required_argument, NULL, 'b'},  {"nic-rx", required_argument, NULL, 'R'},
         {"nic-tx", required_argument, NULL, 'X'}, {"nic-mbufs", required_argument, NULL, 'M'},
-        {"only", required_argument, NULL, 'O'},
+        {"only", required_argument, NULL, 'O'},  {"vhost", required_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     const char *out_path = NULL, *base = NULL;
     struct calib_nic nic = {.rx = NULL};
+    struct calib_vhost vh = {.sock = NULL};
     bool json = false;
     long cpu = -1;
     struct sim_calib_opts o = {.repeats = 5, .polls = 2000, .warm_polls = 600};
@@ -517,6 +660,9 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         case 'O':
             o.only = optarg;
             break;
+        case 'V':
+            vh.sock = optarg;
+            break;
         case 'h':
             calib_usage(stdout);
             return CAL_EXIT_OK;
@@ -530,13 +676,14 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         fprintf(stderr, "flowswitch sim calibrate: unexpected argument '%s'\n", argv[optind]);
         return CAL_EXIT_USAGE;
     }
-    if (!nic.rx != !nic.tx || (dashes && !nic.rx)) {
+    if (!nic.rx != !nic.tx || (dashes && !nic.rx && !vh.sock) || (nic.rx && vh.sock)) {
         fprintf(stderr, "flowswitch sim calibrate: --nic-rx and --nic-tx go together, with "
-                        "the EAL arguments after --\n");
+                        "the EAL arguments after --; --vhost SOCK takes them too, in a run "
+                        "of its own\n");
         return CAL_EXIT_USAGE;
     }
     char *eal_argv[64];
-    if (nic.rx) {
+    if (nic.rx || vh.sock) {
         if (argc - optind + 1 > 64) {
             fprintf(stderr, "flowswitch sim calibrate: too many EAL arguments\n");
             return CAL_EXIT_USAGE;
@@ -544,8 +691,8 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         eal_argv[0] = "flowswitch";
         for (int i = optind; i < argc; i++)
             eal_argv[i - optind + 1] = argv[i];
-        nic.eal = eal_argv;
-        nic.n_eal = argc - optind + 1;
+        nic.eal = vh.eal = eal_argv;
+        nic.n_eal = vh.n_eal = argc - optind + 1;
     }
     if (o.quick) {
         o.polls = o.polls < 300 ? o.polls : 300;
@@ -568,7 +715,8 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
     memset(&c, 0, sizeof c);
     char err[1024];
     json_t *doc = NULL;
-    if (nic.rx && calib_nic(&nic, &clk, &o, err, sizeof err)) {
+    if ((nic.rx && calib_nic(&nic, &clk, &o, err, sizeof err)) ||
+        (vh.sock && calib_vhost(&vh, &clk, &o, err, sizeof err))) {
         fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
         return CAL_EXIT_FAILED;
     }
@@ -602,6 +750,8 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
     }
     if (nic.rx)
         calib_nic_json(doc, &nic, ghz);
+    if (vh.sock)
+        calib_vhost_json(doc, &vh, ghz);
     if (base)
         calib_origin_json(doc, argc, argv, true);
     int rc;
