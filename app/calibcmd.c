@@ -297,6 +297,17 @@ static void calib_load_json(json_t *doc, const struct calib_stat *a, const struc
                 100 * other, 100 * st);
 }
 
+/* The profile's "calibration" object, made if the document has none. */
+static json_t *calib_obj(json_t *doc)
+{
+    json_t *calib = json_object_get(doc, "calibration");
+    if (!calib) {
+        calib = json_object();
+        json_object_set_new(doc, "calibration", calib);
+    }
+    return calib;
+}
+
 /* The command line and the machine, for the profile's record, under
  * "command" and "machine" (a --base run: "base_command", "base_machine"
  * for the one that added to the base profile). */
@@ -311,9 +322,7 @@ static void calib_origin_json(json_t *doc, int argc, char **argv, bool base)
     if (uname(&u) == 0)
         snprintf(machine, sizeof machine, "%s, %s %s, %ld CPUs online", u.nodename, u.sysname,
                  u.release, sysconf(_SC_NPROCESSORS_ONLN));
-    json_t *calib = json_object_get(doc, "calibration");
-    if (!calib)
-        return;
+    json_t *calib = calib_obj(doc);
     json_object_set_new(calib, base ? "base_command" : "command", json_string(cmd));
     json_object_set_new(calib, base ? "base_machine" : "machine", json_string(machine));
 }
@@ -575,16 +584,14 @@ static void calib_vhost_json(json_t *doc, const struct calib_vhost *v, double gh
         if (e && (!strcmp(e, "vhost_packet") || !strcmp(e, "vhost_byte")))
             json_array_remove(nid, i);
     }
-    json_t *calib = json_object_get(doc, "calibration");
-    if (calib)
-        json_object_set_new(
-            calib, "vhost",
-            json_pack("{s:s, s:f, s:f, s:f, s:f, s:s}", "socket", v->sock,
-                      "cycles_per_packet_64B", v->cpp[0], "cycles_per_packet_1518B", v->cpp[1],
-                      "dummy_cycles_per_packet", v->dummy_cpp, "tsc_ghz", ghz, "charged",
-                      "net_vhost rx + tx of what a net_virtio_user guest sent; vhost_byte = "
-                      "(c1518 - c64) / (2 x 1454), vhost_packet = (c64 - dummy) / 2 - 60 x "
-                      "vhost_byte"));
+    json_object_set_new(
+        calib_obj(doc), "vhost",
+        json_pack("{s:s, s:f, s:f, s:f, s:f, s:s}", "socket", v->sock, "cycles_per_packet_64B",
+                  v->cpp[0], "cycles_per_packet_1518B", v->cpp[1], "dummy_cycles_per_packet",
+                  v->dummy_cpp, "tsc_ghz", ghz, "charged",
+                  "net_vhost rx + tx of what a net_virtio_user guest sent; vhost_byte = "
+                  "(c1518 - c64) / (2 x 1454), vhost_packet = (c64 - dummy) / 2 - 60 x "
+                  "vhost_byte"));
 }
 
 static int calib_uint(const char *s, unsigned long max, unsigned long *out)
