@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "backends/dummy/netdev-dummy.h"
@@ -38,6 +39,7 @@
 #endif
 #include "calibrate.h"
 #include "netdev.h"
+#include "packet.h"
 #include "profile.h"
 #include "sys.h"
 
@@ -63,7 +65,10 @@ static void calib_usage(FILE *out)
             "--nic-rx DEVARGS --nic-tx DEVARGS [--nic-mbufs N] -- EAL-ARGS (DPDK builds):\n"
             "also measures what a DPDK port pair costs per forwarded packet beyond a\n"
             "dummy pair (e.g. --nic-rx net_pcap0,rx_pcap=t.pcap,infinite_rx=1 --nic-tx\n"
-            "net_null0,size=64,no-rx=1 -- -l 1 --no-pci): the profile's nic_rx_packet.\n");
+            "net_null0,size=64,no-rx=1 -- -l 1 --no-pci): the profile's nic_rx_packet.\n"
+            "--vhost SOCK -- EAL-ARGS (DPDK builds): also measures a vhost copy, a\n"
+            "net_vhost port on SOCK and a net_virtio_user guest in this process, at 64\n"
+            "and 1518 B: the profile's vhost_packet and vhost_byte (with --base).\n");
 }
 
 /* The TSC rate in GHz: cycles over monotonic ns across 'ms' of spinning,
@@ -120,15 +125,54 @@ static void calib_progress(void *aux, size_t done, size_t total, const char *nam
         fprintf(stderr, "\rcalibrate: %zu/%zu %-40s", done + 1, total, name);
 }
 
+/* Why event e's cost is no measurement, or NULL when it is one: never
+ * counted, counted only in proportion to another event, or held at the
+ * bound 0 by every bootstrap resample (no workload asks for more: the
+ * fit cannot tell it from 0). */
+static const char *calib_unidentified(const struct sim_calib *c, int e, char *buf,
+                                      size_t size)
+{
+    if (c->twin[e] == -2)
+        return "not exercised (no workload counts it): the profile keeps the built-in "
+               "default";
+    if (c->twin[e] >= 0) {
+        snprintf(buf, size, "collinear with %s (their sum is identified)",
+                 sim_cost_name((enum sim_cost)c->twin[e]));
+        return buf;
+    }
+    if (c->cost_cycles[e] == 0 && c->uncertainty_cycles[e] == 0)
+        return "at the bound 0 in every resample (not separated from the other events)";
+    return NULL;
+}
+
 static const char *calib_status(const struct sim_calib *c, int e, char *buf, size_t size)
 {
-    if (c->twin[e] == -1)
-        return "identified";
-    if (c->twin[e] == -2)
-        return "not exercised (no workload counts it)";
-    snprintf(buf, size, "collinear with %s (their sum is identified)",
-             sim_cost_name((enum sim_cost)c->twin[e]));
-    return buf;
+    const char *why = calib_unidentified(c, e, buf, size);
+    return why ? why : "identified";
+}
+
+/* The profile's cost of event e: the fit's, or for an event no workload
+ * counts the built-in default (a guess, listed as not identified). */
+static double calib_cost_ns(const struct sim_calib *c, const struct sim_profile *def, int e,
+                            double ghz)
+{
+    return c->twin[e] == -2 ? def->cost_ns[e] : c->cost_cycles[e] / ghz;
+}
+
+/* "uncertainty_ns" and "not_identified" of a profile document. */
+static void calib_fit_json(json_t *doc, const struct sim_calib *c, double ghz)
+{
+    json_t *unc = json_object(), *nid = json_array();
+    for (int e = 0; e < SIM_COST_N; e++) {
+        char buf[128];
+        if (calib_unidentified(c, e, buf, sizeof buf))
+            json_array_append_new(nid, json_string(sim_cost_name((enum sim_cost)e)));
+        else if (c->uncertainty_cycles[e] >= 0)
+            json_object_set_new(unc, sim_cost_name((enum sim_cost)e),
+                                json_real(round(c->uncertainty_cycles[e] / ghz * 1e4) / 1e4));
+    }
+    json_object_set_new(doc, "uncertainty_ns", unc);
+    json_object_set_new(doc, "not_identified", nid);
 }
 
 static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, double ghz,
@@ -152,13 +196,16 @@ static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, do
                             r->cycles > 0 ? r->fitted / r->cycles - 1 : 0.0,
                             "events_per_poll", counts));
     }
+    struct sim_profile def;
+    sim_profile_default(&def);
     json_t *events = json_object();
     json_t *costs = json_object();
     for (int e = 0; e < SIM_COST_N; e++) {
         char buf[128];
-        double ns = c->cost_cycles[e] / ghz;
+        double ns = calib_cost_ns(c, &def, e, ghz);
         json_object_set_new(events, sim_cost_name((enum sim_cost)e),
-                            json_pack("{s:f, s:f, s:s}", "cycles", c->cost_cycles[e], "ns", ns,
+                            json_pack("{s:f, s:f, s:f, s:s}", "cycles", c->cost_cycles[e], "ns",
+                                      ns, "uncertainty_cycles", c->uncertainty_cycles[e],
                                       "status", calib_status(c, e, buf, sizeof buf)));
         json_object_set_new(costs, sim_cost_name((enum sim_cost)e),
                             json_real(round(ns * 1e4) / 1e4));
@@ -167,7 +214,8 @@ static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, do
     snprintf(desc, sizeof desc,
              "Calibrated by flowswitch sim calibrate on this CPU: the core on dummy ports, "
              "%zu workloads, %u runs of %u timed polls each; ghz is the measured TSC rate; "
-             "NIC driver costs 0 (the dummy device's own cost is in rx_packet and tx_packet).",
+             "events no workload counts keep the built-in default and are listed in "
+             "not_identified.",
              c->n_rows, o->repeats, o->polls);
     json_t *calib = json_pack(
         "{s:s, s:f, s:i, s:i, s:i, s:i, s:b, s:f, s:f, s:o, s:o}", "estimator",
@@ -175,8 +223,108 @@ static json_t *calib_profile_json(const struct sim_calib *c, const char *cpu, do
         (int)o->polls, "warm_polls", (int)o->warm_polls, "cpu_pinned", pinned, "quick",
         o->quick, "rms_rel_error", c->rms_rel_err, "max_rel_error", c->max_rel_err, "events",
         events, "workloads", rows);
-    return json_pack("{s:s, s:f, s:s, s:o, s:o}", "cpu", cpu, "ghz", round(ghz * 1e6) / 1e6,
-                     "description", desc, "calibration", calib, "costs_ns", costs);
+    json_t *doc = json_pack("{s:s, s:f, s:s, s:o, s:o}", "cpu", cpu, "ghz",
+                            round(ghz * 1e6) / 1e6, "description", desc, "calibration", calib,
+                            "costs_ns", costs);
+    calib_fit_json(doc, c, ghz);
+    return doc;
+}
+
+/* ---- was the machine quiet? ------------------------------------------------- */
+
+#define CALIB_MAX_CPUS 1024
+
+/* /proc/stat's jiffies per CPU: busy (everything but idle and iowait),
+ * steal, and the total. */
+struct calib_stat {
+    unsigned long long busy[CALIB_MAX_CPUS], steal[CALIB_MAX_CPUS], total[CALIB_MAX_CPUS];
+    int n;
+};
+
+static void calib_stat_read(struct calib_stat *st)
+{
+    memset(st, 0, sizeof *st);
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long v[8] = {0};
+        int cpu;
+        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
+                   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 ||
+            cpu < 0 || cpu >= CALIB_MAX_CPUS)
+            continue;
+        /* user nice system idle iowait irq softirq steal */
+        st->busy[cpu] = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+        st->steal[cpu] = v[7];
+        st->total[cpu] = st->busy[cpu] + v[3] + v[4];
+        if (cpu + 1 > st->n)
+            st->n = cpu + 1;
+    }
+    fclose(f);
+}
+
+/* The other CPUs' busy share and every CPU's steal share between a and b
+ * (the calibration's own CPU is left out of the first: it is busy by
+ * design). Writes both into the calibration object and warns when the
+ * machine was busy enough to disturb the timings. */
+static void calib_load_json(json_t *doc, const struct calib_stat *a, const struct calib_stat *b,
+                            int pinned)
+{
+    unsigned long long busy = 0, total = 0, steal = 0, all = 0;
+    for (int i = 0; i < b->n && i < a->n; i++) {
+        all += b->total[i] - a->total[i];
+        steal += b->steal[i] - a->steal[i];
+        if (i == pinned)
+            continue;
+        busy += b->busy[i] - a->busy[i];
+        total += b->total[i] - a->total[i];
+    }
+    double other = total ? (double)busy / (double)total : 0;
+    double st = all ? (double)steal / (double)all : 0;
+    json_t *calib = json_object_get(doc, "calibration");
+    if (calib)
+        json_object_set_new(calib, "machine_load",
+                            json_pack("{s:f, s:f, s:s}", "other_cpus_busy", other, "steal", st,
+                                      "measured", "/proc/stat over the calibration"));
+    if (other > 0.1 || st > 0.01)
+        fprintf(stderr,
+                "flowswitch sim calibrate: warning: the machine was busy during the "
+                "calibration (other CPUs %.0f%% busy, %.1f%% stolen by the hypervisor): "
+                "the costs include other work's interference; recalibrate on a quiet "
+                "machine\n",
+                100 * other, 100 * st);
+}
+
+/* The profile's "calibration" object, made if the document has none. */
+static json_t *calib_obj(json_t *doc)
+{
+    json_t *calib = json_object_get(doc, "calibration");
+    if (!calib) {
+        calib = json_object();
+        json_object_set_new(doc, "calibration", calib);
+    }
+    return calib;
+}
+
+/* The command line and the machine, for the profile's record, under
+ * "command" and "machine" (a --base run: "base_command", "base_machine"
+ * for the one that added to the base profile). */
+static void calib_origin_json(json_t *doc, int argc, char **argv, bool base)
+{
+    char cmd[2048] = "flowswitch sim calibrate";
+    size_t n = strlen(cmd);
+    for (int i = 1; i < argc && n < sizeof cmd; i++)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", argv[i]);
+    struct utsname u;
+    char machine[512] = "unknown";
+    if (uname(&u) == 0)
+        snprintf(machine, sizeof machine, "%s, %s %s, %ld CPUs online", u.nodename, u.sysname,
+                 u.release, sysconf(_SC_NPROCESSORS_ONLN));
+    json_t *calib = calib_obj(doc);
+    json_object_set_new(calib, base ? "base_command" : "command", json_string(cmd));
+    json_object_set_new(calib, base ? "base_machine" : "machine", json_string(machine));
 }
 
 static void calib_table(FILE *out, const struct sim_calib *c, double ghz, const char *cpu)
@@ -191,12 +339,16 @@ static void calib_table(FILE *out, const struct sim_calib *c, double ghz, const 
     }
     fprintf(out, "fit: rms relative error %.1f%%, max %.1f%%\n", 100 * c->rms_rel_err,
             100 * c->max_rel_err);
-    fprintf(out, "%-20s %10s %10s  %s\n", "event", "cycles", "ns", "status");
+    fprintf(out, "%-20s %10s %10s %9s  %s\n", "event", "cycles", "ns", "+-ns", "status");
     for (int e = 0; e < SIM_COST_N; e++) {
-        char buf[128];
-        fprintf(out, "%-20s %10.3f %10.4f  %s\n", sim_cost_name((enum sim_cost)e),
-                c->cost_cycles[e], c->cost_cycles[e] / ghz, calib_status(c, e, buf, sizeof buf));
+        char buf[128], unc[32] = "-";
+        if (c->uncertainty_cycles[e] >= 0)
+            snprintf(unc, sizeof unc, "%.4f", c->uncertainty_cycles[e] / ghz);
+        fprintf(out, "%-20s %10.3f %10.4f %9s  %s\n", sim_cost_name((enum sim_cost)e),
+                c->cost_cycles[e], c->cost_cycles[e] / ghz, unc,
+                calib_status(c, e, buf, sizeof buf));
     }
+    fprintf(out, "+-ns: half the 5-95%% bootstrap interval over the rounds\n");
 }
 
 /* Pins the calling thread to 'cpu' (-1: the last one it may use).
@@ -280,6 +432,12 @@ static void calib_nic_json(json_t *doc, const struct calib_nic *n, double ghz)
     json_t *costs = json_object_get(doc, "costs_ns");
     json_object_set_new(costs, "nic_rx_packet", json_real(round(extra / ghz * 1e4) / 1e4));
     json_object_set_new(costs, "nic_tx_packet", json_real(0));
+    json_t *nid = json_object_get(doc, "not_identified");
+    for (size_t i = json_array_size(nid); i-- > 0;) {
+        const char *e = json_string_value(json_array_get(nid, i));
+        if (e && (!strcmp(e, "nic_rx_packet") || !strcmp(e, "nic_tx_packet")))
+            json_array_remove(nid, i);
+    }
     json_t *calib = json_object_get(doc, "calibration");
     if (!calib) {
         calib = json_object();
@@ -298,6 +456,142 @@ static void calib_nic_json(json_t *doc, const struct calib_nic *n, double ghz)
              "dummy pair's, charged as nic_rx_packet.",
              d ? d : "", n->rx, n->tx, extra);
     json_object_set_new(doc, "description", json_string(desc));
+}
+
+/* ---- vhost copies ------------------------------------------------------------ */
+
+/* What the host's PMD pays to copy packets through a vhost vring: a
+ * net_vhost port (the host's end, server on SOCK) and a net_virtio_user
+ * port (the guest's end) in this process. Untimed, the guest sends a burst
+ * of FRAME-byte frames; timed, the host receives it from the vring (a copy
+ * out) and sends it back (a copy in); untimed, the guest takes it off. Two
+ * frame sizes give the per-byte cost, the dummy pair's cycles the rest. */
+struct calib_vhost {
+    const char *sock;         /* NULL: no vhost measurement */
+    char **eal;
+    int n_eal;
+    double cpp[2];            /* cycles per packet moved, 64 and 1518 B */
+    double dummy_cpp;
+};
+
+static const unsigned calib_vhost_sizes[2] = {64, 1518};
+
+struct calib_vhost_io {
+    struct netdev *guest;
+    unsigned frame;           /* bytes on the wire (the buffer: 4 fewer) */
+    uint8_t data[1518];
+};
+
+static void calib_vhost_refill(void *aux, struct netdev *rx, uint64_t now)
+{
+    (void)rx;
+    (void)now;
+    struct calib_vhost_io *io = aux;
+    struct pkt *p[32];
+    int n = 0;
+    while (n < 32 && (p[n] = pkt_from_data(io->data, io->frame - 4)))
+        n++;
+    int sent = n ? netdev_send(io->guest, 0, p, n, 0) : 0;
+    for (int i = sent < 0 ? 0 : sent; i < n; i++)
+        pkt_free(p[i]);
+}
+
+static void calib_vhost_drain(void *aux, struct netdev *tx)
+{
+    (void)tx;
+    struct calib_vhost_io *io = aux;
+    for (int round = 0; round < 4; round++) {
+        struct pkt_batch b;
+        pkt_batch_init(&b);
+        int n = netdev_rxq_recv(io->guest, 0, &b, UINT64_MAX);
+        for (int i = 0; i < b.count; i++)
+            pkt_free(b.pkts[i]);
+        if (n <= 0)
+            break;
+    }
+}
+
+static struct netdev *calib_dpdk_open(const char *name, const char *devargs, char *why,
+                                      size_t size)
+{
+    const struct netdev_opt opts[] = {{"devargs", devargs, 0}, {"rxqs", "1", 0},
+                                      {"txqs", "1", 0}, {"burst", "32", 0}};
+    struct netdev_args a = {.opts = opts, .n_opts = 4, .base_dir = "", .out_dir = ""};
+    return netdev_open(name, "dpdk", &a, why, size);
+}
+
+static int calib_vhost(struct calib_vhost *v, const struct sim_calib_clock *clk,
+                       const struct sim_calib_opts *o, char *err, size_t errlen)
+{
+#ifdef HAVE_DPDK
+    if (netdev_dpdk_init(v->n_eal, v->eal, err, errlen))
+        return -1;
+    netdev_dpdk_register();
+    char host_args[512], guest_args[512], why[512];
+    snprintf(host_args, sizeof host_args, "net_vhost0,iface=%s,queues=1", v->sock);
+    snprintf(guest_args, sizeof guest_args, "net_virtio_user0,path=%s,queues=1", v->sock);
+    struct netdev *host = calib_dpdk_open("vhost-host", host_args, why, sizeof why);
+    struct netdev *guest = host ? calib_dpdk_open("vhost-guest", guest_args, why, sizeof why)
+                                : NULL;
+    int rc = -1;
+    if (!host || !guest)
+        snprintf(err, errlen, "--vhost %s: %s", v->sock, why);
+    struct calib_vhost_io *io = calloc(1, sizeof *io);
+    for (int k = 0; k < 2 && host && guest && io; k++) {
+        io->guest = guest;
+        io->frame = calib_vhost_sizes[k];
+        for (unsigned i = 0; i < sizeof io->data; i++)
+            io->data[i] = (uint8_t)(i < 12 ? 0x02 : i);
+        struct sim_calib_dev d = {.rx = host, .tx = host, .refill = calib_vhost_refill,
+                                  .drain = calib_vhost_drain, .aux = io};
+        rc = sim_calib_device(clk, o, &d, &v->cpp[k], err, errlen);
+        if (rc)
+            break;
+    }
+    free(io);
+    if (guest)
+        netdev_close(guest);
+    if (host)
+        netdev_close(host);
+    netdev_dpdk_fini();
+    if (rc)
+        return -1;
+    return sim_calib_dummy_io(clk, o, &v->dummy_cpp, err, errlen);
+#else
+    (void)v;
+    (void)clk;
+    (void)o;
+    snprintf(err, errlen, "--vhost needs the DPDK backend (not compiled in)");
+    return -1;
+#endif
+}
+
+/* Puts the vhost measurement into a profile document: each timed packet
+ * was copied twice (out of the vring and into it). */
+static void calib_vhost_json(json_t *doc, const struct calib_vhost *v, double ghz)
+{
+    double dbytes = (double)(calib_vhost_sizes[1] - calib_vhost_sizes[0]);
+    double byte = (v->cpp[1] - v->cpp[0]) / (2 * dbytes);
+    byte = byte > 0 ? byte : 0;
+    double pkt = (v->cpp[0] - v->dummy_cpp) / 2 - byte * (calib_vhost_sizes[0] - 4);
+    pkt = pkt > 0 ? pkt : 0;
+    json_t *costs = json_object_get(doc, "costs_ns");
+    json_object_set_new(costs, "vhost_packet", json_real(round(pkt / ghz * 1e4) / 1e4));
+    json_object_set_new(costs, "vhost_byte", json_real(round(byte / ghz * 1e6) / 1e6));
+    json_t *nid = json_object_get(doc, "not_identified");
+    for (size_t i = json_array_size(nid); i-- > 0;) {
+        const char *e = json_string_value(json_array_get(nid, i));
+        if (e && (!strcmp(e, "vhost_packet") || !strcmp(e, "vhost_byte")))
+            json_array_remove(nid, i);
+    }
+    json_object_set_new(
+        calib_obj(doc), "vhost",
+        json_pack("{s:s, s:f, s:f, s:f, s:f, s:s}", "socket", v->sock, "cycles_per_packet_64B",
+                  v->cpp[0], "cycles_per_packet_1518B", v->cpp[1], "dummy_cycles_per_packet",
+                  v->dummy_cpp, "tsc_ghz", ghz, "charged",
+                  "net_vhost rx + tx of what a net_virtio_user guest sent; vhost_byte = "
+                  "(c1518 - c64) / (2 x 1454), vhost_packet = (c64 - dummy) / 2 - 60 x "
+                  "vhost_byte"));
 }
 
 static int calib_uint(const char *s, unsigned long max, unsigned long *out)
@@ -319,11 +613,12 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         {"cpu", required_argument, NULL, 'c'},   {"json", no_argument, NULL, 'j'},
         {"base", required_argument, NULL, 'b'},  {"nic-rx", required_argument, NULL, 'R'},
         {"nic-tx", required_argument, NULL, 'X'}, {"nic-mbufs", required_argument, NULL, 'M'},
-        {"only", required_argument, NULL, 'O'},
+        {"only", required_argument, NULL, 'O'},  {"vhost", required_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     const char *out_path = NULL, *base = NULL;
     struct calib_nic nic = {.rx = NULL};
+    struct calib_vhost vh = {.sock = NULL};
     bool json = false;
     long cpu = -1;
     struct sim_calib_opts o = {.repeats = 5, .polls = 2000, .warm_polls = 600};
@@ -372,6 +667,9 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         case 'O':
             o.only = optarg;
             break;
+        case 'V':
+            vh.sock = optarg;
+            break;
         case 'h':
             calib_usage(stdout);
             return CAL_EXIT_OK;
@@ -385,13 +683,14 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         fprintf(stderr, "flowswitch sim calibrate: unexpected argument '%s'\n", argv[optind]);
         return CAL_EXIT_USAGE;
     }
-    if (!nic.rx != !nic.tx || (dashes && !nic.rx)) {
+    if (!nic.rx != !nic.tx || (dashes && !nic.rx && !vh.sock) || (nic.rx && vh.sock)) {
         fprintf(stderr, "flowswitch sim calibrate: --nic-rx and --nic-tx go together, with "
-                        "the EAL arguments after --\n");
+                        "the EAL arguments after --; --vhost SOCK takes them too, in a run "
+                        "of its own\n");
         return CAL_EXIT_USAGE;
     }
     char *eal_argv[64];
-    if (nic.rx) {
+    if (nic.rx || vh.sock) {
         if (argc - optind + 1 > 64) {
             fprintf(stderr, "flowswitch sim calibrate: too many EAL arguments\n");
             return CAL_EXIT_USAGE;
@@ -399,8 +698,8 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
         eal_argv[0] = "flowswitch";
         for (int i = optind; i < argc; i++)
             eal_argv[i - optind + 1] = argv[i];
-        nic.eal = eal_argv;
-        nic.n_eal = argc - optind + 1;
+        nic.eal = vh.eal = eal_argv;
+        nic.n_eal = vh.n_eal = argc - optind + 1;
     }
     if (o.quick) {
         o.polls = o.polls < 300 ? o.polls : 300;
@@ -423,7 +722,8 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
     memset(&c, 0, sizeof c);
     char err[1024];
     json_t *doc = NULL;
-    if (nic.rx && calib_nic(&nic, &clk, &o, err, sizeof err)) {
+    if ((nic.rx && calib_nic(&nic, &clk, &o, err, sizeof err)) ||
+        (vh.sock && calib_vhost(&vh, &clk, &o, err, sizeof err))) {
         fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
         return CAL_EXIT_FAILED;
     }
@@ -436,17 +736,31 @@ int fs_cmd_sim_calibrate(int argc, char **argv)
             return CAL_EXIT_USAGE;
         }
     } else {
+        struct calib_stat *st = calloc(2, sizeof *st);
+        if (st)
+            calib_stat_read(&st[0]);
         int rc = sim_calibrate(&clk, &o, &c, err, sizeof err);
+        if (st)
+            calib_stat_read(&st[1]);
         if (isatty(STDERR_FILENO))
             fprintf(stderr, "\r%70s\r", "");
         if (rc) {
+            free(st);
             fprintf(stderr, "flowswitch sim calibrate: %s\n", err);
             return CAL_EXIT_FAILED;
         }
         doc = calib_profile_json(&c, model, ghz, &o, pinned);
+        if (st)
+            calib_load_json(doc, &st[0], &st[1], pinned);
+        free(st);
+        calib_origin_json(doc, argc, argv, false);
     }
     if (nic.rx)
         calib_nic_json(doc, &nic, ghz);
+    if (vh.sock)
+        calib_vhost_json(doc, &vh, ghz);
+    if (base)
+        calib_origin_json(doc, argc, argv, true);
     int rc;
     char tmp[] = "/tmp/fs-calibrate-XXXXXX";
     const char *path = out_path;

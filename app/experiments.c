@@ -380,9 +380,10 @@ static int ex_cache_hierarchy(struct ex_ctx *c, char *err,
                 for (size_t i = 0; i < nfl; i++) {
                     /* Warm-up: the caches' steady state (every flow seen
                      * about 3 times, an EMC-sized population 30 times at
-                     * insertion 1 in 10), at some 20 Mpps. */
+                     * insertion 1 in 10), at some 10 Mpps (a PMD that
+                     * pays for its EMC and SMC insertions). */
                     double n = (double)fl[i];
-                    double w = fmax(0.002, fmax(30 * fmin(n, 10000), 3 * n) / 2e7);
+                    double w = fmax(0.002, fmax(30 * fmin(n, 10000), 3 * n) / 1e7);
                     char f[64], ws[64], ds[64];
                     snprintf(f, sizeof f, "traffic.t0.flows=%lu", fl[i]);
                     snprintf(ws, sizeof ws, "sim.warmup=%.6f", w);

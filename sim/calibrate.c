@@ -14,6 +14,7 @@
 #include "nnls.h"
 #include "offload.h"
 #include "pool.h"
+#include "rng.h"
 #include "traffic.h"
 #include "util.h"
 
@@ -26,6 +27,7 @@ const char sim_calib_estimator[] =
 #define CAL_STEP_NS 1000u
 #define CAL_MAX_RULES 40
 #define CAL_MAX_SIZES 3
+#define CAL_BOOTSTRAP 400 /* replicates: the 5% tails hold 20 refits each */
 
 enum cal_topo {
     CAL_PHY,   /* p0 -> rules -> p1 / p2 */
@@ -119,6 +121,8 @@ static const struct cal_workload cal_catalogue[] = {
      CAL_L3, "flows=64", {1, 8, 32}, {0}, 0},
     {"emc-miss", "emc_miss (EMC overflowing), smc_hit", CAL_PHY, 0,
      "direct-subtables=0 emc-insert-inv-prob=1", CAL_L3, "flows=200000", {8, 32}, {0}, 0},
+    {"emc-rare-insert", "emc_insert against emc_miss (1 miss in 100 inserted)", CAL_PHY, 0,
+     "direct-subtables=0 emc-insert-inv-prob=100", CAL_L3, "flows=200000", {8, 32}, {0}, 0},
     {"smc", "smc_hit (EMC off)", CAL_PHY, 0, "direct-subtables=0 emc-insert-inv-prob=0",
      CAL_L3, "flows=1000", {8, 32}, {0}, 0},
     {"smc-large", "smc_hit over a large table", CAL_PHY, 0,
@@ -499,6 +503,7 @@ static int cal_measure(const struct cal_workload *w, unsigned burst, unsigned si
     uint64_t *cyc = bu.cyc, *cnt = bu.cnt;
     memset(row->counts, 0, sizeof row->counts);
     row->polls_discarded = 0;
+    row->n_runs = 0;
     for (unsigned k = 0; k < o->repeats && rc == 0; k++) {
         struct cal_run r;
         if (cal_run_create(&r, w, size, err, errlen)) {
@@ -524,6 +529,8 @@ static int cal_measure(const struct cal_workload *w, unsigned burst, unsigned si
         double counts[SIM_COST_N];
         unsigned dropped;
         cal_run_figures(cyc, cnt, o->polls, scratch, &per_run[k], counts, &dropped);
+        if (k < SIM_CALIB_MAX_RUNS)
+            row->run_cycles[row->n_runs++] = per_run[k];
         row->polls_discarded += dropped;
         for (int e = 0; e < SIM_COST_N; e++)
             row->counts[e] += counts[e] / o->repeats;
@@ -705,9 +712,68 @@ int sim_calib_fit(struct sim_calib *c)
     }
     c->rms_rel_err = m ? sqrt(sq / (double)m) : 0;
     c->max_rel_err = mx;
-    for (size_t j = 0; j < n; j++)
+    for (size_t j = 0; j < n; j++) {
         c->twin[j] = dup[j];
+        c->uncertainty_cycles[j] = -1; /* a refit's: sim_calib_bootstrap() */
+    }
     return 0;
+}
+
+/* The q-quantile (0..1) of sorted v[0..n-1], linearly interpolated. */
+static double cal_quantile(const double *v, size_t n, double q)
+{
+    double x = q * (double)(n - 1);
+    size_t i = (size_t)x;
+    return i + 1 < n ? v[i] + (x - (double)i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* One bootstrap replicate: t's rows get the median of the drawn rounds. */
+static int cal_replicate(const struct sim_calib *c, struct sim_calib *t, unsigned runs,
+                         struct sim_rng *rng)
+{
+    unsigned pick[SIM_CALIB_MAX_RUNS];
+    double v[SIM_CALIB_MAX_RUNS];
+    for (unsigned k = 0; k < runs; k++)
+        pick[k] = (unsigned)sim_rng_below(rng, runs);
+    for (size_t i = 0; i < c->n_rows; i++) {
+        for (unsigned k = 0; k < runs; k++)
+            v[k] = c->rows[i].run_cycles[pick[k]];
+        t->rows[i].cycles = cal_median(v, runs);
+    }
+    return sim_calib_fit(t);
+}
+
+int sim_calib_bootstrap(struct sim_calib *c, unsigned replicates, uint64_t seed)
+{
+    unsigned runs = SIM_CALIB_MAX_RUNS;
+    for (size_t i = 0; i < c->n_rows; i++)
+        runs = c->rows[i].n_runs < runs ? c->rows[i].n_runs : runs;
+    for (int e = 0; e < SIM_COST_N; e++)
+        c->uncertainty_cycles[e] = -1;
+    if (c->n_rows == 0 || runs < 2 || replicates < 2)
+        return 0;
+    struct sim_calib t = *c;
+    t.rows = malloc(c->n_rows * sizeof *t.rows);
+    double *draws = malloc((size_t)replicates * SIM_COST_N * sizeof *draws);
+    int rc = t.rows && draws ? 0 : -1;
+    if (t.rows)
+        memcpy(t.rows, c->rows, c->n_rows * sizeof *t.rows);
+    struct sim_rng rng;
+    sim_rng_init(&rng, seed, 0);
+    for (unsigned r = 0; r < replicates && rc == 0; r++) {
+        rc = cal_replicate(c, &t, runs, &rng);
+        for (int e = 0; e < SIM_COST_N && rc == 0; e++)
+            draws[(size_t)e * replicates + r] = t.cost_cycles[e];
+    }
+    for (int e = 0; e < SIM_COST_N && rc == 0; e++) {
+        double *d = &draws[(size_t)e * replicates];
+        qsort(d, replicates, sizeof *d, cal_cmp_double);
+        c->uncertainty_cycles[e] =
+            (cal_quantile(d, replicates, 0.95) - cal_quantile(d, replicates, 0.05)) / 2;
+    }
+    free(t.rows);
+    free(draws);
+    return rc;
 }
 
 /* A workload's burst and frame sizes; false if --only leaves it out. */
@@ -768,7 +834,7 @@ int sim_calibrate(const struct sim_calib_clock *clk, const struct sim_calib_opts
             }
         }
     }
-    if (sim_calib_fit(out)) {
+    if (sim_calib_fit(out) || sim_calib_bootstrap(out, CAL_BOOTSTRAP, 1)) {
         fs_errf(err, errlen, "out of memory");
         sim_calib_free(out);
         return -1;

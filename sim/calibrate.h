@@ -68,6 +68,10 @@ struct sim_calib_opts {
     void *aux;
 };
 
+/* Runs per workload a row keeps for the bootstrap (more are measured but
+ * only the first ones resampled). */
+#define SIM_CALIB_MAX_RUNS 32
+
 /* One measured workload. */
 struct sim_calib_row {
     char name[64];
@@ -76,6 +80,10 @@ struct sim_calib_row {
     double counts[SIM_COST_N];   /* events per poll */
     double cycles;               /* median cycles per poll over the runs */
     double cycles_min, cycles_max;
+    /* Each run's cycles per poll, in the order measured: run k of every
+     * row is round k (the rounds sim_calib_bootstrap() resamples). */
+    double run_cycles[SIM_CALIB_MAX_RUNS];
+    unsigned n_runs;
     unsigned polls_discarded;    /* over all runs (see below) */
     double fitted;               /* counts . cost_cycles */
 };
@@ -89,6 +97,9 @@ struct sim_calib {
      * then carries both). */
     int twin[SIM_COST_N];
     double rms_rel_err, max_rel_err; /* of fitted against measured rows */
+    /* Per event, half the 5-95% bootstrap interval of its cost (cycles);
+     * -1 before sim_calib_bootstrap() or with fewer than 2 rounds. */
+    double uncertainty_cycles[SIM_COST_N];
 };
 
 /* Measures every workload and fits the costs. Returns 0 with *out filled
@@ -101,6 +112,15 @@ int sim_calibrate(const struct sim_calib_clock *clk, const struct sim_calib_opts
  * counts): fills cost_cycles, twin, fitted and the errors. Returns 0, or
  * -1 (no memory). */
 int sim_calib_fit(struct sim_calib *c);
+
+/* The uncertainty of each fitted cost: 'replicates' refits to rows whose
+ * cycles are the median of rounds drawn with replacement (the same draw
+ * for every row: a round's runs were measured at about the same time and
+ * share its disturbances), seeded by 'seed'; uncertainty_cycles[e] is
+ * half the distance between the 5th and 95th percentiles of event e's
+ * refitted costs. cost_cycles stays the fit to the medians of all runs.
+ * Returns 0, or -1 (no memory). */
+int sim_calib_bootstrap(struct sim_calib *c, unsigned replicates, uint64_t seed);
 
 void sim_calib_free(struct sim_calib *c);
 

@@ -240,6 +240,7 @@ void sim_results_free(struct sim_results *res);
 struct sim_poll_io {
     uint64_t rx, sends, tx;
     uint64_t nic_rx, nic_tx;
+    uint64_t vhost_pkts, vhost_bytes; /* copied through VM ports' vrings, rx and tx */
 };
 
 /* Which flow-cache stages exist, for the miss events: a stage the knobs
@@ -258,6 +259,7 @@ struct sim_cost_snap {
     uint64_t subtable_probes, upcalls, megaflows_installed;
     uint64_t action_runs, copies, tnl_push, tnl_pop, drops;
     uint64_t csum_sw, csum_sw_bytes, csum_verified, csum_verify_bytes;
+    uint64_t emc_inserts, smc_inserts;
 };
 
 void sim_cost_snap_read(const struct dp_counters *c, struct sim_cost_snap *snap);

@@ -111,12 +111,77 @@ static void test_fit_noise_and_no_rows(void **state)
     assert_int_equal(sim_calib_fit(&empty), -1);
 }
 
+/* Rows of 'runs' rounds each, round k of a row its true cycles times
+ * (1 + noise x (u - 0.5)), u uniform; the median is the row's figure. */
+static void make_rounds(struct sim_calib *c, unsigned runs, double noise)
+{
+    double v[SIM_CALIB_MAX_RUNS];
+    for (size_t i = 0; i < c->n_rows; i++) {
+        struct sim_calib_row *r = &c->rows[i];
+        r->n_runs = runs;
+        for (unsigned k = 0; k < runs; k++)
+            v[k] = r->run_cycles[k] = r->cycles * (1 + noise * (urand() - 0.5));
+        for (unsigned a = 1; a < runs; a++) /* insertion sort for the median */
+            for (unsigned b = a; b > 0 && v[b - 1] > v[b]; b--) {
+                double x = v[b];
+                v[b] = v[b - 1];
+                v[b - 1] = x;
+            }
+        r->cycles = runs % 2 ? v[runs / 2] : (v[runs / 2 - 1] + v[runs / 2]) / 2;
+    }
+}
+
+/* The bootstrap over rounds: no spread without noise, a spread that covers
+ * the true costs with it, none with one round. */
+static void test_bootstrap_uncertainty(void **state)
+{
+    (void)state;
+    double cost[SIM_COST_N];
+    lcg = 11;
+    for (int e = 0; e < SIM_COST_N; e++)
+        cost[e] = 2 + 30 * urand();
+    cost[SIM_COST_VHOST_BYTE] = 0.05;
+    struct sim_calib c;
+    make_rows(&c, 150, cost, -1, -1, 0);
+    make_rounds(&c, 7, 0);
+    assert_int_equal(sim_calib_fit(&c), 0);
+    assert_true(c.uncertainty_cycles[SIM_COST_UPCALL] == -1); /* not bootstrapped yet */
+    assert_int_equal(sim_calib_bootstrap(&c, 100, 1), 0);
+    for (int e = 0; e < SIM_COST_N; e++)
+        assert_true(fabs(c.uncertainty_cycles[e]) < 1e-9 * (1 + cost[e]));
+    sim_calib_free(&c);
+
+    make_rows(&c, 150, cost, -1, -1, 0);
+    make_rounds(&c, 9, 0.06); /* +-3% a run */
+    assert_int_equal(sim_calib_fit(&c), 0);
+    assert_int_equal(sim_calib_bootstrap(&c, 300, 5), 0);
+    for (int e = 0; e < SIM_COST_N; e++) {
+        double u = c.uncertainty_cycles[e], d = fabs(c.cost_cycles[e] - cost[e]);
+        /* the 5-95% half-width is about 1.6 standard errors */
+        if (!(u > 0 && d <= 4 * u + 1e-3 * cost[e]))
+            fail_msg("%s: fitted %g, true %g, uncertainty %g", sim_cost_name((enum sim_cost)e),
+                     c.cost_cycles[e], cost[e], u);
+    }
+    /* The same seed, the same answer. */
+    double u0 = c.uncertainty_cycles[SIM_COST_EMC_INSERT];
+    assert_int_equal(sim_calib_bootstrap(&c, 300, 5), 0);
+    assert_true(c.uncertainty_cycles[SIM_COST_EMC_INSERT] == u0);
+    /* One round: nothing to resample. */
+    for (size_t i = 0; i < c.n_rows; i++)
+        c.rows[i].n_runs = 1;
+    assert_int_equal(sim_calib_bootstrap(&c, 300, 5), 0);
+    for (int e = 0; e < SIM_COST_N; e++)
+        assert_true(c.uncertainty_cycles[e] == -1);
+    sim_calib_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_recovers_costs),
         cmocka_unit_test(test_fit_names_collinear_events),
         cmocka_unit_test(test_fit_noise_and_no_rows),
+        cmocka_unit_test(test_bootstrap_uncertainty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
