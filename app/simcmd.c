@@ -20,6 +20,7 @@
 #include "backends/dummy/netdev-dummy.h"
 #include "calibcmd.h"
 #include "experiments.h"
+#include "jobs.h"
 #include "report.h"
 #include "scenario.h"
 #include "simcmd.h"
@@ -39,7 +40,7 @@ static void sim_usage(FILE *out)
             "                      [--set SECTION.KEY=VALUE ...] SCENARIO\n"
             "       flowswitch sim --traffic-pcap DIR [--packets N] [--set ...] SCENARIO\n"
             "       flowswitch sim --sweep KEY=V1,V2,... [--sweep KEY2=...] [--out-dir DIR]\n"
-            "                      [--set ...] SCENARIO\n"
+            "                      [--jobs N] [--set ...] SCENARIO\n"
             "       flowswitch sim experiment NAME [--out-dir DIR] [--quick] ...\n"
             "       flowswitch sim calibrate [--out PROFILE.json] ...\n"
             "Runs the datapath core on simulated ports and traffic in virtual time and\n"
@@ -54,7 +55,9 @@ static void sim_usage(FILE *out)
             "simulation offers, for a pcap port (e.g. DPDK net_pcap) to replay.\n"
             "--sweep simulates the scenario once per value of KEY (any --set key; ';'\n"
             "separates values that hold commas), or per pair with a second --sweep, and\n"
-            "writes a table, plots and index.html to DIR (default sweep-SCENARIO).\n"
+            "writes a table, plots and index.html to DIR (default sweep-SCENARIO);\n"
+            "--jobs runs N points at a time in child processes (default: the online\n"
+            "CPUs), the same page whatever N.\n"
             "'flowswitch sim calibrate --help' and 'flowswitch sim experiment --help'\n"
             "describe the calibration and the experiments.\n");
 }
@@ -88,6 +91,7 @@ int fs_cmd_sim(int argc, char **argv)
         {"traffic-pcap", required_argument, NULL, 'T'},
         {"sweep", required_argument, NULL, 'W'},
         {"packets", required_argument, NULL, 'n'},
+        {"jobs", required_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -98,6 +102,7 @@ int fs_cmd_sim(int argc, char **argv)
     bool json = false;
     const char *out_dir = NULL, *seed = NULL, *pcap_dir = NULL;
     unsigned long long pcap_packets = 65536;
+    unsigned n_jobs = jobs_default();
     const char *sweeps[2];
     size_t n_sweeps = 0;
     const char *sets[SIM_MAX_SETS + 1];
@@ -144,6 +149,12 @@ int fs_cmd_sim(int argc, char **argv)
             }
             break;
         }
+        case 'J':
+            if (jobs_parse(optarg, &n_jobs)) {
+                fprintf(stderr, "flowswitch sim: bad --jobs '%s' (1..1024)\n", optarg);
+                return SIM_EXIT_USAGE;
+            }
+            break;
         case 'h':
             sim_usage(stdout);
             return SIM_EXIT_OK;
@@ -166,8 +177,17 @@ int fs_cmd_sim(int argc, char **argv)
     if (n_sweeps) {
         char cmd[4096], dflt[512];
         size_t n = (size_t)snprintf(cmd, sizeof cmd, "flowswitch");
-        for (int i = 0; i < argc && n < sizeof cmd; i++)
+        /* The page's command line, without --jobs: the page does not
+         * depend on it (the same bytes whatever N). */
+        for (int i = 0; i < argc && n < sizeof cmd; i++) {
+            if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
+                i++;
+                continue;
+            }
+            if (!strncmp(argv[i], "--jobs=", 7))
+                continue;
             n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", argv[i]);
+        }
         if (!out_dir) {
             const char *base = strrchr(argv[optind], '/');
             base = base ? base + 1 : argv[optind];
@@ -175,7 +195,8 @@ int fs_cmd_sim(int argc, char **argv)
             out_dir = dflt;
         }
         netdev_dummy_register();
-        return fs_sim_sweep(argv[optind], sets, n_sets, sweeps, n_sweeps, out_dir, cmd);
+        return fs_sim_sweep(argv[optind], sets, n_sets, sweeps, n_sweeps, out_dir, cmd,
+                            n_jobs);
     }
     const char *dirs[2] = {out_dir, pcap_dir};
     for (int i = 0; i < 2; i++) {

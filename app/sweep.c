@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "exp.h"
+#include "jobs.h"
 #include "scenario.h"
 #include "util.h"
 
 #define SWEEP_VALUES_MAX 64
+#define SWEEP_SETS_MAX 80     /* the --set a sweep takes (simcmd.c: 64 and --seed) */
 
 struct sweep_key {
     char key[EXP_PARAM_LEN];
@@ -69,13 +71,99 @@ static const enum exp_metric sweep_cols[] = {
 static const enum exp_metric sweep_hits[] = {EXP_M_EMC, EXP_M_SMC, EXP_M_MEGAFLOW,
                                              EXP_M_UPCALL};
 
+/* What a point needs to run: the scenario, the caller's --set and the
+ * swept keys (a point's values are its parameters in the table). */
+struct sweep_run {
+    const char *scenario;
+    const char *const *sets;
+    size_t n_sets;
+    const struct sweep_key *keys;
+    size_t n_keys;
+    const struct exp_table *t;
+};
+
+/* The overrides of point i: the caller's, then "KEY=VALUE" per swept key
+ * into setbuf. all has room for n_sets + 2. */
+static void sweep_point_sets(const struct sweep_run *r, size_t i, const char **all,
+                             char setbuf[2][2 * EXP_PARAM_LEN + 2])
+{
+    for (size_t k = 0; k < r->n_sets; k++)
+        all[k] = r->sets[k];
+    for (size_t k = 0; k < r->n_keys; k++) {
+        snprintf(setbuf[k], sizeof setbuf[k], "%s=%s", r->keys[k].key,
+                 r->t->points[i].param[k]);
+        all[r->n_sets + k] = setbuf[k];
+    }
+}
+
+/* The point's values, "KEY=VALUE[, KEY2=VALUE2]", for its errors. */
+static void sweep_point_name(const struct sweep_run *r, size_t i, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s=%s%s%s%s%s", r->keys[0].key, r->t->points[i].param[0],
+             r->n_keys > 1 ? ", " : "", r->n_keys > 1 ? r->keys[1].key : "",
+             r->n_keys > 1 ? "=" : "", r->n_keys > 1 ? r->t->points[i].param[1] : "");
+}
+
+/* jobs_fn: simulates point i into out (a struct exp_point, its
+ * parameters already set). */
+static int sweep_point_run(void *aux, size_t i, void *out, char *err, size_t errlen)
+{
+    const struct sweep_run *r = aux;
+    const char *all[SWEEP_SETS_MAX + 2];
+    char setbuf[2][2 * EXP_PARAM_LEN + 2], name[4 * EXP_PARAM_LEN + 8], why[2048];
+    sweep_point_sets(r, i, all, setbuf);
+    if (exp_run_point(r->scenario, all, r->n_sets + r->n_keys, out, why, sizeof why)) {
+        sweep_point_name(r, i, name, sizeof name);
+        fs_errf(err, errlen, "%s: %s", name, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Loads the scenario of every point before any runs: a swept value the
+ * scenario refuses is a scenario error (exit 1), named with its point. */
+static int sweep_check_points(const struct sweep_run *r, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < r->t->n_points; i++) {
+        const char *all[SWEEP_SETS_MAX + 2];
+        char setbuf[2][2 * EXP_PARAM_LEN + 2], name[4 * EXP_PARAM_LEN + 8], why[2048];
+        struct scenario sc;
+        sweep_point_sets(r, i, all, setbuf);
+        if (scenario_load(r->scenario, all, r->n_sets + r->n_keys, &sc, why, sizeof why)) {
+            sweep_point_name(r, i, name, sizeof name);
+            fs_errf(err, errlen, "point %zu (%s): %s", i, name, why);
+            return -1;
+        }
+        scenario_free(&sc);
+    }
+    return 0;
+}
+
+/* The table's points, one per combination (the second key varying
+ * fastest), parameters set. */
+static int sweep_points(struct exp_table *t, const struct sweep_key *keys, size_t n_keys)
+{
+    size_t n2 = n_keys > 1 ? keys[1].n : 1;
+    for (size_t a = 0; a < keys[0].n; a++) {
+        for (size_t b = 0; b < n2; b++) {
+            const size_t idx[2] = {a, b};
+            struct exp_point *pt = exp_table_add(t);
+            if (!pt)
+                return -1;
+            for (size_t k = 0; k < n_keys; k++)
+                snprintf(pt->param[k], sizeof pt->param[k], "%s", keys[k].vals[idx[k]]);
+        }
+    }
+    return 0;
+}
+
 int fs_sim_sweep(const char *scenario, const char *const *sets, size_t n_sets,
                  const char *const *specs, size_t n_specs, const char *out_dir,
-                 const char *command)
+                 const char *command, unsigned n_jobs)
 {
-    char err[2048];
+    char err[4096];
     struct sweep_key keys[2];
-    if (n_specs < 1 || n_specs > 2) {
+    if (n_specs < 1 || n_specs > 2 || n_sets > SWEEP_SETS_MAX) {
         fprintf(stderr, "flowswitch sim: --sweep takes one or two keys\n");
         return 1;
     }
@@ -93,49 +181,23 @@ int fs_sim_sweep(const char *scenario, const char *const *sets, size_t n_sets,
         return 1;
     }
     char *profile = NULL;
-    if (strcmp(sc.profile, "default")) {
-        char path[4096];
-        if (!netdev_path(sc.cfg.dir, sc.profile, path, sizeof path))
-            profile = exp_read_file(path);
-    }
+    if (strcmp(sc.profile, "default"))
+        profile = exp_read_file(sc.profile);
     scenario_free(&sc);
-    char *text = exp_read_file(scenario);
     struct exp_table t = {.n_params = (unsigned)n_specs};
     for (size_t i = 0; i < n_specs; i++)
         t.param_name[i] = keys[i].key;
-    const char **all = calloc(n_sets + 2, sizeof *all);
-    char setbuf[2][2 * EXP_PARAM_LEN + 2];
-    int rc = all ? 0 : -1;
-    if (!all)
-        fs_errf(err, sizeof err, "out of memory");
-    for (size_t i = 0; i < n_sets && all; i++)
-        all[i] = sets[i];
-    size_t n2 = n_specs > 1 ? keys[1].n : 1;
-    for (size_t a = 0; a < keys[0].n && rc == 0; a++) {
-        for (size_t b = 0; b < n2 && rc == 0; b++) {
-            const size_t idx[2] = {a, b};
-            struct exp_point *pt = exp_table_add(&t);
-            if (!pt) {
-                fs_errf(err, sizeof err, "out of memory");
-                rc = -1;
-                break;
-            }
-            for (size_t k = 0; k < n_specs; k++) {
-                snprintf(setbuf[k], sizeof setbuf[k], "%s=%s", keys[k].key,
-                         keys[k].vals[idx[k]]);
-                snprintf(pt->param[k], sizeof pt->param[k], "%s", keys[k].vals[idx[k]]);
-                all[n_sets + k] = setbuf[k];
-            }
-            if (isatty(STDERR_FILENO)) {
-                fprintf(stderr, "\rsweep: point %zu of %zu   ", t.n_points, keys[0].n * n2);
-                fflush(stderr);
-            }
-            rc = exp_run_point(scenario, all, n_sets + n_specs, pt, err, sizeof err);
-        }
+    struct sweep_run run = {scenario, sets, n_sets, keys, n_specs, &t};
+    if (sweep_points(&t, keys, n_specs) || sweep_check_points(&run, err, sizeof err)) {
+        fprintf(stderr, "flowswitch sim --sweep: %s\n", t.n_points ? err : "out of memory");
+        exp_table_free(&t);
+        free(profile);
+        return 1;
     }
-    if (isatty(STDERR_FILENO))
-        fprintf(stderr, "\r%40s\r", "");
-    free(all);
+    char *text = exp_read_file(scenario);
+    size_t failed;
+    int rc = jobs_run(t.n_points, n_jobs, sweep_point_run, &run, t.points, sizeof *t.points,
+                      &failed, err, sizeof err);
     /* Plots: against the first key (numeric: lines, a log axis when it
      * spans two decades; else bars), one series per value of the second. */
     const struct sweep_key *k0 = &keys[0];
