@@ -7,6 +7,7 @@
 #include "jobs.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exp.h"
 #include "util.h"
 
 #define JOBS_MAX 1024
@@ -46,6 +48,17 @@ int jobs_parse(const char *s, unsigned *n)
         return -1;
     *n = (unsigned)v;
     return 0;
+}
+
+void jobs_command(const char *prefix, int argc, char **argv, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s", prefix);
+    for (int i = 0; i < argc && n < size; i++) {
+        if (!strcmp(argv[i], "--jobs") && i + 1 < argc)
+            i++;
+        else if (strncmp(argv[i], "--jobs=", 7))
+            n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
+    }
 }
 
 static int jobs_write_all(int fd, const void *buf, size_t len)
@@ -194,4 +207,97 @@ int jobs_run(size_t n, unsigned n_jobs, jobs_fn *fn, void *aux, void *results, s
     }
     free(win);
     return rc;
+}
+
+/* ---- a queue of exp_run_point() calls -------------------------------------------- */
+
+struct jobs_point {
+    size_t point;           /* in the table */
+    char *path;
+    char **sets;
+    size_t n_sets;
+};
+
+static void jobs_point_free(struct jobs_point *p)
+{
+    for (size_t i = 0; i < p->n_sets; i++)
+        free(p->sets[i]);
+    free(p->sets);
+    free(p->path);
+}
+
+int jobs_points_add(struct jobs_points *jp, size_t point, const char *path,
+                    const char *const *sets, size_t n_sets)
+{
+    if (fs_grow((void **)&jp->q, &jp->cap, jp->n + 1, sizeof *jp->q, 16))
+        return -1;
+    struct jobs_point *p = &jp->q[jp->n];
+    *p = (struct jobs_point){.point = point, .path = strdup(path),
+                             .sets = calloc(n_sets ? n_sets : 1, sizeof *p->sets)};
+    bool ok = p->path && p->sets;
+    for (size_t i = 0; ok && i < n_sets; i++, p->n_sets++)
+        ok = (p->sets[i] = strdup(sets[i])) != NULL;
+    if (!ok) {
+        jobs_point_free(p);
+        return -1;
+    }
+    jp->n++;
+    return 0;
+}
+
+/* jobs_fn: queued point i into out (a copy of its table point). */
+static int jobs_point_run(void *aux, size_t i, void *out, char *err, size_t errlen)
+{
+    const struct jobs_points *jp = aux;
+    const struct jobs_point *p = &jp->q[i];
+    return exp_run_point(p->path, (const char *const *)p->sets, p->n_sets, out, err, errlen);
+}
+
+/* "NAME=VALUE, ..." of table point i, for its error. */
+static void jobs_point_name(const struct exp_table *t, size_t i, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (unsigned k = 0; k < t->n_params && n < size; k++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s=%s", k ? ", " : "", t->param_name[k],
+                              t->points[i].param[k]);
+}
+
+int jobs_points_run(struct jobs_points *jp, unsigned n_jobs, char *err, size_t errlen)
+{
+    int rc = 0;
+    struct exp_point *res = jp->n ? calloc(jp->n, sizeof *res) : NULL;
+    if (jp->n && !res) {
+        fs_errf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (size_t i = 0; res && i < jp->n; i++)
+        res[i] = jp->t->points[jp->q[i].point];
+    size_t failed = 0;
+    char why[JOBS_ERR_LEN + 64], name[1024];
+    if (res && jobs_run(jp->n, n_jobs, jobs_point_run, jp, res, sizeof *res, &failed, why,
+                        sizeof why)) {
+        size_t pt = jp->q[failed].point;
+        jobs_point_name(jp->t, pt, name, sizeof name);
+        /* why is "point I: reason" with I in the queue: name the table's */
+        const char *reason = strchr(why, ':');
+        fs_errf(err, errlen, "point %zu (%s)%s", pt, name, reason ? reason : why);
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < jp->n; i++)
+        jp->t->points[jp->q[i].point] = res[i];
+    free(res);
+    for (size_t i = 0; i < jp->n; i++)
+        jobs_point_free(&jp->q[i]);
+    jp->n = 0;
+    return rc;
+}
+
+void jobs_points_free(struct jobs_points *jp)
+{
+    for (size_t i = 0; i < jp->n; i++)
+        jobs_point_free(&jp->q[i]);
+    free(jp->q);
+    jp->q = NULL;
+    jp->n = jp->cap = 0;
 }

@@ -17,6 +17,10 @@ unsigned jobs_default(void);
 /* Parses a --jobs value (1..1024) into *n. Returns 0 or -1. */
 int jobs_parse(const char *s, unsigned *n);
 
+/* The command line "PREFIX ARGV..." for a page, without --jobs (N or =N):
+ * the page does not depend on it, so any N writes the same bytes. */
+void jobs_command(const char *prefix, int argc, char **argv, char *buf, size_t size);
+
 /* Runs fn for the points 0..n, at most n_jobs at a time in child
  * processes (n_jobs <= 1, or one point: in this process, in order);
  * point i's result lands at results + i * size. Stops starting points
@@ -24,5 +28,31 @@ int jobs_parse(const char *s, unsigned *n);
  * failed point's) in err and its index in *failed. */
 int jobs_run(size_t n, unsigned n_jobs, jobs_fn *fn, void *aux, void *results, size_t size,
              size_t *failed, char *err, size_t errlen);
+
+
+/* ---- a queue of exp_run_point() calls (exp.h) ------------------------------------ */
+
+struct exp_table;
+
+/* Points of a table to simulate, queued in the order they were added to
+ * it and run together by jobs_points_run(): an experiment queues its grid,
+ * runs it, then derives its relative figures from the table. */
+struct jobs_points {
+    struct exp_table *t;
+    struct jobs_point *q;
+    size_t n, cap;
+};
+
+/* Queues point 'point' of jp->t: scenario 'path' with the overrides
+ * sets[0..n_sets) (copied). Returns 0, or -1 if out of memory. */
+int jobs_points_add(struct jobs_points *jp, size_t point, const char *path,
+                    const char *const *sets, size_t n_sets);
+
+/* Runs the queued points n_jobs at a time (jobs_run()), fills their
+ * figures in jp->t and empties the queue. Returns 0, or -1 with "point I
+ * (NAME=VALUE, ...): reason" in err. */
+int jobs_points_run(struct jobs_points *jp, unsigned n_jobs, char *err, size_t errlen);
+
+void jobs_points_free(struct jobs_points *jp);
 
 #endif

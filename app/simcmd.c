@@ -176,18 +176,7 @@ int fs_cmd_sim(int argc, char **argv)
     }
     if (n_sweeps) {
         char cmd[4096], dflt[512];
-        size_t n = (size_t)snprintf(cmd, sizeof cmd, "flowswitch");
-        /* The page's command line, without --jobs: the page does not
-         * depend on it (the same bytes whatever N). */
-        for (int i = 0; i < argc && n < sizeof cmd; i++) {
-            if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
-                i++;
-                continue;
-            }
-            if (!strncmp(argv[i], "--jobs=", 7))
-                continue;
-            n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", argv[i]);
-        }
+        jobs_command("flowswitch", argc, argv, cmd, sizeof cmd);
         if (!out_dir) {
             const char *base = strrchr(argv[optind], '/');
             base = base ? base + 1 : argv[optind];
