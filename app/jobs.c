@@ -53,10 +53,17 @@ int jobs_parse(const char *s, unsigned *n)
 void jobs_command(const char *prefix, int argc, char **argv, char *buf, size_t size)
 {
     size_t n = (size_t)snprintf(buf, size, "%s", prefix);
+    static const char *const skip[] = {"--jobs", "--emit-commands"};
     for (int i = 0; i < argc && n < size; i++) {
-        if (!strcmp(argv[i], "--jobs") && i + 1 < argc)
-            i++;
-        else if (strncmp(argv[i], "--jobs=", 7))
+        bool drop = false;
+        for (size_t k = 0; k < 2 && !drop; k++) {
+            size_t len = strlen(skip[k]);
+            if (!strcmp(argv[i], skip[k]) && i + 1 < argc)
+                drop = ++i;
+            else
+                drop = !strncmp(argv[i], skip[k], len) && argv[i][len] == '=';
+        }
+        if (!drop)
             n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
     }
 }

@@ -17,8 +17,9 @@ unsigned jobs_default(void);
 /* Parses a --jobs value (1..1024) into *n. Returns 0 or -1. */
 int jobs_parse(const char *s, unsigned *n);
 
-/* The command line "PREFIX ARGV..." for a page, without --jobs (N or =N):
- * the page does not depend on it, so any N writes the same bytes. */
+/* The command line "PREFIX ARGV..." for a page, without --jobs and
+ * --emit-commands (and their values): how the points ran does not change
+ * the page, so every way writes the same bytes. */
 void jobs_command(const char *prefix, int argc, char **argv, char *buf, size_t size);
 
 /* Runs fn for the points 0..n, at most n_jobs at a time in child
