@@ -97,6 +97,7 @@ static void test_child_death_named(void **state)
     (void)state;
     struct work w = {-1, 3};
     struct result res[8];
+    memset(res, 0, sizeof res);
     size_t failed = 0;
     char err[256] = "";
     assert_int_equal(jobs_run(8, 2, work_fn, &w, res, sizeof res[0], &failed, err, sizeof err),
