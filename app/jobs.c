@@ -260,8 +260,7 @@ static int jobs_point_run(void *aux, size_t i, void *out, char *err, size_t errl
     return exp_run_point(p->path, (const char *const *)p->sets, p->n_sets, out, err, errlen);
 }
 
-/* "NAME=VALUE, ..." of table point i, for its error. */
-static void jobs_point_name(const struct exp_table *t, size_t i, char *buf, size_t size)
+void jobs_point_name(const struct exp_table *t, size_t i, char *buf, size_t size)
 {
     size_t n = 0;
     buf[0] = '\0';

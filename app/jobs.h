@@ -56,4 +56,7 @@ int jobs_points_run(struct jobs_points *jp, unsigned n_jobs, char *err, size_t e
 
 void jobs_points_free(struct jobs_points *jp);
 
+/* "NAME=VALUE, ..." of point i of table t (its parameters), for errors. */
+void jobs_point_name(const struct exp_table *t, size_t i, char *buf, size_t size);
+
 #endif

@@ -100,30 +100,6 @@ static void sweep_point_sets(const struct sweep_run *r, size_t i, const char **a
     }
 }
 
-/* The point's values, "KEY=VALUE[, KEY2=VALUE2]", for its errors. */
-static void sweep_point_name(const struct sweep_run *r, size_t i, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s=%s%s%s%s%s", r->keys[0].key, r->t->points[i].param[0],
-             r->n_keys > 1 ? ", " : "", r->n_keys > 1 ? r->keys[1].key : "",
-             r->n_keys > 1 ? "=" : "", r->n_keys > 1 ? r->t->points[i].param[1] : "");
-}
-
-/* jobs_fn: simulates point i into out (a struct exp_point, its
- * parameters already set). */
-static int sweep_point_run(void *aux, size_t i, void *out, char *err, size_t errlen)
-{
-    const struct sweep_run *r = aux;
-    const char *all[SWEEP_SETS_MAX + 2];
-    char setbuf[2][2 * EXP_PARAM_LEN + 2], name[4 * EXP_PARAM_LEN + 8], why[2048];
-    sweep_point_sets(r, i, all, setbuf);
-    if (exp_run_point(r->scenario, all, r->n_sets + r->n_keys, out, why, sizeof why)) {
-        sweep_point_name(r, i, name, sizeof name);
-        fs_errf(err, errlen, "%s: %s", name, why);
-        return -1;
-    }
-    return 0;
-}
-
 /* Loads the scenario of every point before any runs: a swept value the
  * scenario refuses is a scenario error (exit 1), named with its point. */
 static int sweep_check_points(const struct sweep_run *r, char *err, size_t errlen)
@@ -134,7 +110,7 @@ static int sweep_check_points(const struct sweep_run *r, char *err, size_t errle
         struct scenario sc;
         sweep_point_sets(r, i, all, setbuf);
         if (scenario_load(r->scenario, all, r->n_sets + r->n_keys, &sc, why, sizeof why)) {
-            sweep_point_name(r, i, name, sizeof name);
+            jobs_point_name(r->t, i, name, sizeof name);
             fs_errf(err, errlen, "point %zu (%s): %s", i, name, why);
             return -1;
         }
@@ -505,6 +481,32 @@ out:
     return rc;
 }
 
+/* Runs every point of the plan, n_jobs at a time (jobs.h). Returns 0, or
+ * 2 with the failed point's error printed. */
+static int sweep_run_points(struct sweep_plan *p, const char *scenario,
+                            const char *const *sets, size_t n_sets, unsigned n_jobs)
+{
+    struct jobs_points q = {.t = &p->t};
+    struct sweep_run run = {scenario, sets, n_sets, p->keys, p->n_keys, &p->t};
+    char err[4096];
+    int rc = 0;
+    for (size_t i = 0; i < p->t.n_points && rc == 0; i++) {
+        const char *all[SWEEP_SETS_MAX + 2];
+        char setbuf[2][2 * EXP_PARAM_LEN + 2];
+        sweep_point_sets(&run, i, all, setbuf);
+        if (jobs_points_add(&q, i, scenario, all, n_sets + p->n_keys)) {
+            fs_errf(err, sizeof err, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        rc = jobs_points_run(&q, n_jobs, err, sizeof err);
+    jobs_points_free(&q);
+    if (rc)
+        fprintf(stderr, "flowswitch sim --sweep: %s\n", err);
+    return rc ? 2 : 0;
+}
+
 int fs_sim_sweep(const char *scenario, const char *const *sets, size_t n_sets,
                  const char *const *specs, size_t n_specs, const char *out_dir,
                  const char *command, unsigned n_jobs, const char *emit_dir)
@@ -517,16 +519,9 @@ int fs_sim_sweep(const char *scenario, const char *const *sets, size_t n_sets,
         rc = sweep_emit(&p, scenario, sets, n_sets, specs, n_specs, out_dir, command,
                         emit_dir);
     } else {
-        struct sweep_run run = {scenario, sets, n_sets, p.keys, n_specs, &p.t};
-        char err[4096];
-        size_t failed;
-        if (jobs_run(p.t.n_points, n_jobs, sweep_point_run, &run, p.t.points,
-                     sizeof *p.t.points, &failed, err, sizeof err)) {
-            fprintf(stderr, "flowswitch sim --sweep: %s\n", err);
-            rc = 2;
-        } else {
+        rc = sweep_run_points(&p, scenario, sets, n_sets, n_jobs);
+        if (rc == 0)
             rc = sweep_report(&p, scenario, out_dir, command);
-        }
     }
     sweep_plan_free(&p);
     return rc;
