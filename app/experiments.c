@@ -26,6 +26,7 @@
 #include "backends/dummy/netdev-dummy.h"
 #include "embedded.h"
 #include "exp.h"
+#include "jobs.h"
 #include "sys.h"
 #include "util.h"
 
@@ -41,6 +42,8 @@ struct ex_ctx {
     char *profile_text;
     bool quick;
     struct exp_table t;
+    struct jobs_points q;       /* the points ex_run() queued, run by ex_flush() */
+    unsigned n_jobs;
     struct exp_text scen[4];
     size_t n_scen;
     char findings[4096];
@@ -67,7 +70,8 @@ static int ex_scenario(struct ex_ctx *c, const char *name, char *err, size_t err
     return 0;
 }
 
-/* One point: scenario 'scen' with sets, its parameters vals. */
+/* One point: scenario 'scen' with sets, its parameters vals; queued
+ * (ex_flush() runs it). */
 static int ex_run(struct ex_ctx *c, const char *scen, const char *const *vals,
                   const char *const *sets, size_t n_sets, char *err, size_t errlen)
 {
@@ -88,14 +92,19 @@ static int ex_run(struct ex_ctx *c, const char *scen, const char *const *vals,
     }
     for (unsigned k = 0; k < c->t.n_params; k++)
         snprintf(pt->param[k], sizeof pt->param[k], "%s", vals[k]);
-    if (isatty(STDERR_FILENO)) {
-        fprintf(stderr, "\rexperiment: point %zu:", c->t.n_points);
-        for (unsigned k = 0; k < c->t.n_params; k++)
-            fprintf(stderr, " %s=%s", c->t.param_name[k], vals[k]);
-        fprintf(stderr, "%20s", "");
-        fflush(stderr);
+    if (jobs_points_add(&c->q, c->t.n_points - 1, path, all, n_sets + 1)) {
+        fs_errf(err, errlen, "out of memory");
+        return -1;
     }
-    return exp_run_point(path, all, n_sets + 1, pt, err, errlen);
+    return 0;
+}
+
+/* Runs the points ex_run() queued (c->n_jobs at a time, jobs.h): their
+ * figures are in the table after it. */
+static int ex_flush(struct ex_ctx *c, char *err, size_t errlen)
+{
+    c->q.t = &c->t;
+    return jobs_points_run(&c->q, c->n_jobs, err, errlen);
 }
 
 static double ex_get(const struct ex_ctx *c, const char *const *vals, enum exp_metric m)
@@ -194,6 +203,8 @@ static int ex_checksum_placement(struct ex_ctx *c, char *err,
             }
         }
     }
+    if (ex_flush(c, err, errlen))
+        return -1;
     for (size_t i = 0; i < c->t.n_points; i++) {
         struct exp_point *p = &c->t.points[i];
         const char *base[] = {p->param[CP_TOPO], places[2], p->param[CP_FRAME]};
@@ -280,6 +291,8 @@ static int ex_rx_verdicts(struct ex_ctx *c, char *err, size_t errlen)
                 return -1;
         }
     }
+    if (ex_flush(c, err, errlen))
+        return -1;
     for (size_t i = 0; i < c->t.n_points; i++) {
         struct exp_point *p = &c->t.points[i];
         const char *base[] = {"UNKNOWN", p->param[RV_FRAME]};
@@ -405,6 +418,8 @@ static int ex_cache_hierarchy(struct ex_ctx *c, char *err,
             }
         }
     }
+    if (ex_flush(c, err, errlen))
+        return -1;
     const char *a[] = {"1", "uniform", "EMC only", c->quick ? "1000" : "1000"};
     const char *b[] = {"1", "uniform", "EMC only", "100000"};
     const char *s1[] = {"1", "uniform", "EMC+SMC", "100000"};
@@ -495,6 +510,8 @@ static int ex_tx_batching(struct ex_ctx *c, char *err, size_t errlen)
             }
         }
     }
+    if (ex_flush(c, err, errlen))
+        return -1;
     for (size_t i = 0; i < c->t.n_points; i++) {
         struct exp_point *p = &c->t.points[i];
         const char *base[] = {"off", p->param[TB_FLOWS], p->param[TB_LOAD]};
@@ -563,6 +580,8 @@ static int ex_pmd_scaling(struct ex_ctx *c, char *err, size_t errlen)
         if (ex_run(c, "pmd-scaling.ini", vals, sets, 1, err, errlen))
             return -1;
     }
+    if (ex_flush(c, err, errlen))
+        return -1;
     double one = c->t.points[0].m[EXP_M_MPPS];
     for (size_t i = 0; i < c->t.n_points; i++)
         c->t.points[i].m[EXP_M_REL] = c->t.points[i].m[EXP_M_MPPS] / one;
@@ -667,24 +686,18 @@ static const struct ex_def {
 static void ex_usage(FILE *out)
 {
     fprintf(out,
-            "usage: flowswitch sim experiment NAME [--out-dir DIR] [--quick]\n"
+            "usage: flowswitch sim experiment NAME [--out-dir DIR] [--quick] [--jobs N]\n"
             "                                 [--profile PROFILE.json|default]\n"
             "       flowswitch sim experiment list\n"
             "Runs one of the seed experiments (simulations of the scenarios it carries) and\n"
             "writes its table (data.csv, data.json), plots (gnuplot: SVG and PNG) and\n"
             "index.html into DIR (default ./NAME). --quick: the reduced set of points the\n"
             "tests use. --profile: the cost profile (default: the reference profile built\n"
-            "into flowswitch, sim/profiles/reference.json). Experiments:\n");
+            "into flowswitch, sim/profiles/reference.json). --jobs: N points at a time in\n"
+            "child processes (default: the online CPUs), the same page whatever N.\n"
+            "Experiments:\n");
     for (size_t i = 0; i < EX_N; i++)
         fprintf(out, "  %-19s %s\n", ex_list[i].name, ex_list[i].what);
-}
-
-/* The command line as one string, for the page. */
-static void ex_command(int argc, char **argv, char *buf, size_t size)
-{
-    size_t n = (size_t)snprintf(buf, size, "flowswitch sim");
-    for (int i = 0; i < argc && n < size; i++)
-        n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
 }
 
 int fs_cmd_sim_experiment(int argc, char **argv)
@@ -692,10 +705,12 @@ int fs_cmd_sim_experiment(int argc, char **argv)
     static const struct option opts[] = {
         {"out-dir", required_argument, NULL, 'o'}, {"quick", no_argument, NULL, 'q'},
         {"profile", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"jobs", required_argument, NULL, 'j'},
         {NULL, 0, NULL, 0},
     };
     const char *out_dir = NULL, *profile = NULL;
     bool quick = false;
+    unsigned n_jobs = jobs_default();
     int ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -708,6 +723,13 @@ int fs_cmd_sim_experiment(int argc, char **argv)
             break;
         case 'p':
             profile = optarg;
+            break;
+        case 'j':
+            if (jobs_parse(optarg, &n_jobs)) {
+                fprintf(stderr, "flowswitch sim experiment: bad --jobs '%s' (1..1024)\n",
+                        optarg);
+                return EX_EXIT_USAGE;
+            }
             break;
         case 'h':
             ex_usage(stdout);
@@ -742,6 +764,7 @@ int fs_cmd_sim_experiment(int argc, char **argv)
     struct ex_ctx c;
     memset(&c, 0, sizeof c);
     c.quick = quick;
+    c.n_jobs = n_jobs;
     c.dir = out_dir ? out_dir : name;
     char err[2048], ppath[4096];
     snprintf(c.scen_dir, sizeof c.scen_dir, "%s/scenarios", c.dir);
@@ -792,7 +815,7 @@ int fs_cmd_sim_experiment(int argc, char **argv)
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r%100s\r", "");
     char cmd[2048];
-    ex_command(argc, argv, cmd, sizeof cmd);
+    jobs_command("flowswitch sim", argc, argv, cmd, sizeof cmd);
     if (rc == 0) {
         r.table = &c.t;
         r.findings = c.findings;
@@ -809,6 +832,7 @@ int fs_cmd_sim_experiment(int argc, char **argv)
         printf("report: %s/index.html\n", c.dir);
     }
     exp_table_free(&c.t);
+    jobs_points_free(&c.q);
     free(c.profile_text);
     return rc ? EX_EXIT_FAILED : EX_EXIT_OK;
 }

@@ -39,6 +39,13 @@ struct sc_ctx {
     enum { SC_SECT_SIM, SC_SECT_TRAFFIC } sect;
     bool sim_seen;
     int sim_line;
+    /* The keys of the section being read, with their lines: a key given
+     * twice is refused (naming both lines), not silently overridden. */
+    struct sc_seen {
+        char key[32];
+        int line;
+    } seen[64];
+    size_t n_seen;
     const char *const *sets;
     size_t n_sets;
 };
@@ -205,6 +212,8 @@ static int sc_traffic_key(struct scenario *sc, size_t i, const char *k, const ch
         sk->expect_port_line = line;
         return sc_name_set(sk->expect_port, v, k, err, errlen);
     }
+    if (!strcmp(k, "rate"))
+        sk->rate_line = line;
     if (!strcmp(k, "expect")) {
         if (strlen(v) >= sizeof sk->expect) {
             fs_errf(err, errlen, "'expect' is too long");
@@ -281,10 +290,12 @@ static int sc_section(void *aux, const char *type, const char *name, int line, c
         }
         c->sim_seen = true;
         c->sim_line = line;
+        c->n_seen = 0;
         c->sect = SC_SECT_SIM;
         return 0;
     }
     c->sect = SC_SECT_TRAFFIC;
+    c->n_seen = 0;
     return sc_add_stream(c->sc, name, line, err, errlen);
 }
 
@@ -292,6 +303,15 @@ static int sc_key(void *aux, const char *name, const char *value, int line, char
                   size_t errlen)
 {
     struct sc_ctx *c = aux;
+    for (size_t i = 0; i < c->n_seen; i++)
+        if (!strcmp(c->seen[i].key, name)) {
+            fs_errf(err, errlen, "duplicate key '%s' (first at line %d)", name, c->seen[i].line);
+            return -1;
+        }
+    if (c->n_seen < sizeof c->seen / sizeof c->seen[0] && strlen(name) < sizeof c->seen[0].key) {
+        strcpy(c->seen[c->n_seen].key, name);
+        c->seen[c->n_seen++].line = line;
+    }
     if (c->sect == SC_SECT_SIM)
         return sc_sim_key(&c->sim, c->sc, name, value, line, err, errlen);
     return sc_traffic_key(c->sc, c->sc->n_streams - 1, name, value, line, err, errlen);
@@ -353,8 +373,16 @@ static int sc_port(const struct sc_ctx *c, size_t i, char *err, size_t errlen)
     static const char *const vm_keys[] = {"rxqs", "txqs", "vring", "guest-rate", "send-cost",
                                           "capture", "forward", "host-csum", "packet-cost",
                                           NULL};
-    /* One option at a time, to name where the unknown one was given. */
+    /* One option at a time, to name where the unknown one was given; an
+     * option given twice names both lines. */
     for (size_t k = 0; k < cp->n_opts; k++) {
+        for (size_t j = 0; j < k; j++)
+            if (!strcmp(cp->opts[j].key, cp->opts[k].key) && cp->opts[k].line) {
+                fs_errf(err, errlen, "%s:%d: port %s: duplicate key '%s' (first at line %d)",
+                        cfg->path, cp->opts[k].line, cp->name, cp->opts[k].key,
+                        cp->opts[j].line);
+                return -1;
+            }
         struct netdev_args one = {.opts = &cp->opts[k], .n_opts = 1};
         if (netdev_opt_check(&one, nic ? nic_keys : vm_keys, why, sizeof why)) {
             fs_errf(err, errlen, "%s: port %s (%s): %s",
@@ -662,6 +690,36 @@ static int sc_port_of(const struct sc_ctx *c, size_t i, const char *what, const 
     return p;
 }
 
+/* Refuses traffic offered to a nic above its line rate (unless
+ * allow-overload), naming the 'rate' of the stream that takes the port's
+ * sum over it: that line is the one to lower. */
+static int sc_check_rates(const struct sc_ctx *c, char *err, size_t errlen)
+{
+    const struct scenario *sc = c->sc;
+    for (size_t p = 0; p < sc->cfg.n_ports; p++) {
+        if (sc->ports[p].model != SIM_PORT_NIC)
+            continue;
+        double line = (double)sc->ports[p].line_bps, bps = 0;
+        for (size_t i = 0; i < sc->n_streams; i++) {
+            if (sc->streams[i].port != p)
+                continue;
+            bps += sim_traffic_cfg_wire_bps(&sc->streams[i].traffic, sc->ports[p].line_bps);
+            if (bps <= line * (1 + 1e-9))
+                continue;
+            char at[1100];
+            const struct sim_stream_cfg *st = &sc->streams[i];
+            int l = sc->keys[i].rate_line ? sc->keys[i].rate_line : st->line;
+            fs_errf(err, errlen,
+                    "%s: traffic %s: the traffic offered to port %s (%.3f Gb/s on the wire) "
+                    "is above its line rate (%.3f Gb/s); lower a rate or set allow-overload",
+                    sc_at(c, "traffic", st->name, "rate", l, at, sizeof at), st->name,
+                    sc->cfg.ports[p].name, bps / 1e9, line / 1e9);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t errlen)
 {
     struct config *cfg = &sc->cfg;
@@ -727,16 +785,22 @@ static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t er
             return -1;
         }
     }
+    if (!c->sim.allow_overload && sc_check_rates(c, err, errlen))
+        return -1;
     if (!strcmp(sc->profile, "default")) {
         sim_profile_default(&s->profile);
     } else {
+        /* A profile from the file is relative to the file; one from a
+         * --set to the working directory, as any path on a command line. */
+        const char *dir = sc_set_of(c, "sim", NULL, "profile") ? "" : cfg->dir;
         char path[4096], why[512];
-        if (netdev_path(cfg->dir, sc->profile, path, sizeof path) ||
+        if (netdev_path(dir, sc->profile, path, sizeof path) ||
             sim_profile_load(path, &s->profile, why, sizeof why)) {
             fs_errf(err, errlen, "%s: profile: %s",
                     sc_at(c, "sim", NULL, "profile", c->sim.profile_line, at, sizeof at), why);
             return -1;
         }
+        snprintf(sc->profile, sizeof sc->profile, "%s", path);
     }
     s->seed = c->sim.seed;
     s->n_pmds = c->sim.pmds;

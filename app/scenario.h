@@ -59,7 +59,7 @@ struct scenario_stream_keys {
     char port[NETDEV_NAME_MAX];
     char expect_port[NETDEV_NAME_MAX];
     char expect[256];
-    int port_line, expect_port_line, expect_line;
+    int port_line, expect_port_line, expect_line, rate_line;
 };
 
 struct scenario {
@@ -68,7 +68,7 @@ struct scenario {
     struct sim_port_cfg *ports; /* sim.ports */
     struct sim_stream_cfg *streams;
     size_t n_streams;
-    char profile[4096];         /* "default" or a path */
+    char profile[4096];         /* "default" or its path (resolved) */
     struct scenario_stream_keys *keys; /* per stream */
 };
 

@@ -20,6 +20,7 @@
 #include "backends/dummy/netdev-dummy.h"
 #include "calibcmd.h"
 #include "experiments.h"
+#include "jobs.h"
 #include "report.h"
 #include "scenario.h"
 #include "simcmd.h"
@@ -39,7 +40,8 @@ static void sim_usage(FILE *out)
             "                      [--set SECTION.KEY=VALUE ...] SCENARIO\n"
             "       flowswitch sim --traffic-pcap DIR [--packets N] [--set ...] SCENARIO\n"
             "       flowswitch sim --sweep KEY=V1,V2,... [--sweep KEY2=...] [--out-dir DIR]\n"
-            "                      [--set ...] SCENARIO\n"
+            "                      [--jobs N | --emit-commands CMDDIR] [--set ...] SCENARIO\n"
+            "       flowswitch sim merge CMDDIR\n"
             "       flowswitch sim experiment NAME [--out-dir DIR] [--quick] ...\n"
             "       flowswitch sim calibrate [--out PROFILE.json] ...\n"
             "Runs the datapath core on simulated ports and traffic in virtual time and\n"
@@ -54,7 +56,12 @@ static void sim_usage(FILE *out)
             "simulation offers, for a pcap port (e.g. DPDK net_pcap) to replay.\n"
             "--sweep simulates the scenario once per value of KEY (any --set key; ';'\n"
             "separates values that hold commas), or per pair with a second --sweep, and\n"
-            "writes a table, plots and index.html to DIR (default sweep-SCENARIO).\n"
+            "writes a table, plots and index.html to DIR (default sweep-SCENARIO);\n"
+            "--jobs runs N points at a time in child processes (default: the online\n"
+            "CPUs), the same page whatever N. --emit-commands runs nothing: it writes\n"
+            "CMDDIR/commands.sh, one shell command per point (for GNU parallel or a\n"
+            "Slurm job array), each writing CMDDIR/points/N.json; 'sim merge CMDDIR'\n"
+            "then writes the page a direct run writes.\n"
             "'flowswitch sim calibrate --help' and 'flowswitch sim experiment --help'\n"
             "describe the calibration and the experiments.\n");
 }
@@ -88,16 +95,25 @@ int fs_cmd_sim(int argc, char **argv)
         {"traffic-pcap", required_argument, NULL, 'T'},
         {"sweep", required_argument, NULL, 'W'},
         {"packets", required_argument, NULL, 'n'},
+        {"jobs", required_argument, NULL, 'J'},
+        {"emit-commands", required_argument, NULL, 'E'},
+        {"point-out", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     if (argc >= 2 && !strcmp(argv[1], "calibrate"))
         return fs_cmd_sim_calibrate(argc - 1, argv + 1);
+    if (argc == 3 && !strcmp(argv[1], "merge")) {
+        netdev_dummy_register();
+        return fs_sim_merge(argv[2]);
+    }
     if (argc >= 2 && !strcmp(argv[1], "experiment"))
         return fs_cmd_sim_experiment(argc - 1, argv + 1);
     bool json = false;
-    const char *out_dir = NULL, *seed = NULL, *pcap_dir = NULL;
+    const char *out_dir = NULL, *seed = NULL, *pcap_dir = NULL, *emit_dir = NULL;
+    const char *point_out = NULL;
     unsigned long long pcap_packets = 65536;
+    unsigned n_jobs = jobs_default();
     const char *sweeps[2];
     size_t n_sweeps = 0;
     const char *sets[SIM_MAX_SETS + 1];
@@ -144,6 +160,18 @@ int fs_cmd_sim(int argc, char **argv)
             }
             break;
         }
+        case 'E':
+            emit_dir = optarg;
+            break;
+        case 'P':
+            point_out = optarg;
+            break;
+        case 'J':
+            if (jobs_parse(optarg, &n_jobs)) {
+                fprintf(stderr, "flowswitch sim: bad --jobs '%s' (1..1024)\n", optarg);
+                return SIM_EXIT_USAGE;
+            }
+            break;
         case 'h':
             sim_usage(stdout);
             return SIM_EXIT_OK;
@@ -163,11 +191,17 @@ int fs_cmd_sim(int argc, char **argv)
         }
         sets[n_sets++] = seed_set;
     }
+    if (emit_dir && !n_sweeps) {
+        fprintf(stderr, "flowswitch sim: --emit-commands needs --sweep\n");
+        return SIM_EXIT_USAGE;
+    }
+    if (point_out) {
+        netdev_dummy_register();
+        return fs_sim_point(argv[optind], sets, n_sets, point_out);
+    }
     if (n_sweeps) {
         char cmd[4096], dflt[512];
-        size_t n = (size_t)snprintf(cmd, sizeof cmd, "flowswitch");
-        for (int i = 0; i < argc && n < sizeof cmd; i++)
-            n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", argv[i]);
+        jobs_command("flowswitch", argc, argv, cmd, sizeof cmd);
         if (!out_dir) {
             const char *base = strrchr(argv[optind], '/');
             base = base ? base + 1 : argv[optind];
@@ -175,7 +209,8 @@ int fs_cmd_sim(int argc, char **argv)
             out_dir = dflt;
         }
         netdev_dummy_register();
-        return fs_sim_sweep(argv[optind], sets, n_sets, sweeps, n_sweeps, out_dir, cmd);
+        return fs_sim_sweep(argv[optind], sets, n_sets, sweeps, n_sweeps, out_dir, cmd,
+                            n_jobs, emit_dir);
     }
     const char *dirs[2] = {out_dir, pcap_dir};
     for (int i = 0; i < 2; i++) {

@@ -362,8 +362,11 @@ static int set_key(struct sim_traffic_cfg *c, const char *k, const char *v, char
             return -1;
         }
     } else if (!strcmp(k, "churn")) {
-        if (parse_double(v, 0, 1e12, &d)) {
-            snprintf(err, errlen, "churn: '%s' is not a number of new flows per second >= 0", v);
+        /* Bounded: each new flow costs the run time, and 1e9 a second is
+         * already one per nanosecond of virtual time. */
+        if (parse_double(v, 0, SIM_TRAFFIC_CHURN_MAX, &d)) {
+            snprintf(err, errlen, "churn: '%s' is not a number of new flows per second "
+                     "(0..1e9)", v);
             return -1;
         }
         c->churn = d;
@@ -543,6 +546,32 @@ int sim_traffic_cfg_validate(const struct sim_traffic_cfg *c, char *err, size_t 
     if (c->ttl < 1) {
         snprintf(err, errlen, "ttl: must be in 1..255");
         return -1;
+    }
+    return 0;
+}
+
+/* The mean bits on the wire per packet (sizes weighted, with preamble and
+ * gap; VXLAN adds its outer headers), for the offered rate in bits/s. */
+static double traffic_cfg_wire_bits(const struct sim_traffic_cfg *t)
+{
+    double w = 0, sum = 0;
+    for (unsigned i = 0; i < t->n_sizes; i++) {
+        w += t->size_weight[i];
+        sum += t->size_weight[i] * (double)t->size[i];
+    }
+    double mean = w > 0 ? sum / w : 64;
+    return (mean + 20 + t->vxlan_share * 50) * 8;
+}
+
+double sim_traffic_cfg_wire_bps(const struct sim_traffic_cfg *t, uint64_t line_bps)
+{
+    switch (t->rate_unit) {
+    case SIM_RATE_PPS:
+        return t->rate * traffic_cfg_wire_bits(t);
+    case SIM_RATE_BPS:
+        return t->rate;
+    case SIM_RATE_LINE_PCT:
+        return t->rate / 100.0 * (double)line_bps;
     }
     return 0;
 }

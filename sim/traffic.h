@@ -148,7 +148,7 @@ void sim_traffic_cfg_default(struct sim_traffic_cfg *cfg);
 /* Sets one key from its text value, as a scenario file gives it:
  *   flows = N                     1..100000000
  *   popularity = uniform | zipf:S     S >= 0
- *   churn = R                     new flows per second, >= 0
+ *   churn = R                     new flows per second, 0..1e9
  *   frame-size = N | imix | N:W,N:W,...   64..9216 with FCS; imix is
  *                                 64:7,594:4,1518:1
  *   proto = tcp:W,udp:W,icmp:W,arp:W  any subset; a bare name is weight 1
@@ -177,6 +177,13 @@ size_t sim_traffic_frame_max(const struct sim_traffic_cfg *cfg);
 /* Checks the settings as a whole (e.g. an outer-* bad-csum-layer needs
  * VXLAN). Returns 0, or -1 with the reason in err. */
 int sim_traffic_cfg_validate(const struct sim_traffic_cfg *cfg, char *err, size_t errlen);
+
+/* The upper bound of 'churn' (new flows per second). */
+#define SIM_TRAFFIC_CHURN_MAX 1e9
+
+/* The offered rate of a stream in bits/s on the wire (preamble and gap
+ * included) of a port of line rate line_bps (for '%' rates). */
+double sim_traffic_cfg_wire_bps(const struct sim_traffic_cfg *cfg, uint64_t line_bps);
 
 /* A flow's identity. The addresses and VLAN are those of the frame the
  * flow sends (for VXLAN flows: of the inner frame; the VLAN tag, if any,
