@@ -501,6 +501,25 @@ static double mix_sum(const struct sim_traffic_mix *m)
     return s;
 }
 
+double sim_traffic_cfg_pps(const struct sim_traffic_cfg *c, uint64_t line_bps)
+{
+    double w = 0, sum = 0;
+    for (unsigned i = 0; i < c->n_sizes; i++) {
+        w += c->size_weight[i];
+        sum += c->size_weight[i] * (double)c->size[i];
+    }
+    double bits = ((w > 0 ? sum / w : 64) + 20 + c->vxlan_share * 50) * 8;
+    switch (c->rate_unit) {
+    case SIM_RATE_PPS:
+        return c->rate;
+    case SIM_RATE_BPS:
+        return c->rate / bits;
+    case SIM_RATE_LINE_PCT:
+        return c->rate / 100.0 * (double)line_bps / bits;
+    }
+    return 0;
+}
+
 int sim_traffic_cfg_validate(const struct sim_traffic_cfg *c, char *err, size_t errlen)
 {
     if (c->flows < 1 || c->flows > SIM_TRAFFIC_FLOWS_MAX) {
