@@ -110,6 +110,7 @@ static void exp_figures(const struct sim_results *r, struct exp_point *pt)
     m[EXP_M_SMC] = exp_div((double)f[FCACHE_STAT_SMC_HITS], look);
     m[EXP_M_MEGAFLOW] = exp_div((double)f[FCACHE_STAT_MEGAFLOW_HITS], look);
     m[EXP_M_UPCALL] = exp_div((double)f[FCACHE_STAT_UPCALLS], look);
+    m[EXP_M_SUBTABLES] = (double)r->dp->fcache.n[FCACHE_STAT_SUBTABLES];
     /* Checksums per packet the datapath received (the dropped ones cost
      * nothing). */
     const struct csum_stats *cs = &r->dp->csum;

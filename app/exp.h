@@ -34,6 +34,7 @@
     X(SMC, "smc_share", "", "lookups answered by the SMC")                                 \
     X(MEGAFLOW, "megaflow_share", "", "lookups answered by the megaflow classifier")       \
     X(UPCALL, "upcall_share", "", "lookups that went to the rule table")                   \
+    X(SUBTABLES, "subtables", "", "megaflow subtables at the end of the run")              \
     X(CS_GUEST, "csum_guest_sender", "per packet", "checksums the sending guests computed") \
     X(CS_EAGER, "csum_host_rx", "per packet", "checksums the host completed at vhost rx")   \
     X(CS_EGRESS, "csum_host_egress", "per packet", "checksums the host completed at egress") \

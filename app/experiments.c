@@ -400,7 +400,7 @@ enum { CH_SUB, CH_POP, CH_MODE, CH_FLOWS };
 
 static const enum exp_metric ch_hits[] = {EXP_M_EMC, EXP_M_SMC, EXP_M_MEGAFLOW, EXP_M_UPCALL};
 static const enum exp_metric ch_cols[] = {EXP_M_MPPS, EXP_M_EMC, EXP_M_SMC, EXP_M_MEGAFLOW,
-                                          EXP_M_UPCALL, EXP_M_RX_MISSED};
+                                          EXP_M_UPCALL, EXP_M_SUBTABLES, EXP_M_RX_MISSED};
 #define CH_MODES {"EMC only", "EMC+SMC", "classifier only"}
 static const struct exp_plot ch_plots[] = {
     {.file = "throughput-uniform-1", .title = "Capacity vs flows: uniform, 1 subtable",
@@ -473,7 +473,7 @@ static int ex_cache_hierarchy(struct ex_ctx *c, char *err,
         return -1;
     const unsigned long *fl = c->quick ? quick_flows : flows;
     size_t nfl = c->quick ? 2 : 7;
-    for (int sub = 0; sub < (c->quick ? 1 : 2); sub++) {
+    for (int sub = 0; sub < 2; sub++) {
         for (int pop = 0; pop < (c->quick ? 1 : 2); pop++) {
             for (int m = 0; m < 3; m++) {
                 for (size_t i = 0; i < nfl; i++) {
@@ -787,7 +787,8 @@ static const struct ex_def {
      "cache configurations: the EMC alone in front of the classifier (8192 entries, 2 "
      "ways, insertion 1 in 10), the EMC and the SMC (2^21 entries, the default), and the "
      "classifier alone. Flows from 1 to 1M, uniform or Zipf (exponent 1); one L3 rule "
-     "(one subtable) or 16 rules of distinct masks (17 subtables). Every port goes through "
+     "(one subtable) or 16 rules of distinct masks and a last one that between them give 17 "
+     "megaflow masks (17 subtables, counted per point). Every port goes through "
      "the caches (direct-subtables = 0), as OVS looks up.",
      "Capacity plots use a log scale for flows; the dashed line marks the EMC's 8192 "
      "entries. Hit-share plots show which stage answers. The measurement window starts "
