@@ -446,6 +446,14 @@ static const struct exp_plot ch_plots[] = {
      .x_param = CH_FLOWS, .metrics = ch_hits, .n_metrics = 4, .logx = true,
      .where = {[CH_SUB] = "1", [CH_POP] = "zipf", [CH_MODE] = "EMC+SMC"}, .vline = 8192,
      .vline_label = "EMC entries (8192)", .caption = "The same with Zipf popularity."},
+    {.file = "emc-insertion", .title = "EMC only: capacity by insertion probability (uniform)",
+     .xlabel = "flows", .ylabel = "Mpps", .kind = EXP_PLOT_LINES, .x_param = CH_FLOWS,
+     .series = {EXP_P(CH_MODE)}, .metric = EXP_M_MPPS, .logx = true,
+     .where = {[CH_SUB] = "1", [CH_POP] = "uniform (insertion)"}, .vline = 8192,
+     .vline_label = "EMC entries (8192)",
+     .caption = "EMC insertion 1 in 1, 10 and 100 (OVS's default) in front of the classifier: "
+                "fewer insertions thrash the EMC less once the flows outnumber its entries; "
+                "what an insertion costs is the profile's."},
 };
 static const struct exp_text ch_ref_texts[] = {
     {"Yipeng Wang, \"[ovs-dev,v5,1/2] dpif-netdev: Add SMC cache after EMC cache\", "
@@ -455,6 +463,32 @@ static const struct exp_text ch_ref_texts[] = {
      "http://patchwork.ozlabs.org/patch/942114/"},
     {"Open vSwitch documentation, DPDK Bridges: EMC insertion probability and SMC", NULL},
 };
+
+/* One point: rule set 'sub' (0: one subtable, 1: 17), popularity 'pop'
+ * (zipf or uniform...), the stage settings mode_sets, 'flows' flows. The
+ * warm-up reaches the caches' steady state: every flow seen about 3 times,
+ * an EMC-sized population 3 x inv times (EMC insertion 1 in inv), at some
+ * 20 Mpps; the window is 5 ms. */
+static int ch_point(struct ex_ctx *c, int sub, const char *pop, const char *mode,
+                    const char *const mode_sets[2], unsigned inv, unsigned long flows,
+                    char *err, size_t errlen)
+{
+    double n = (double)flows;
+    double w = fmax(0.002, fmax(3.0 * inv * fmin(n, 10000), 3 * n) / 2e7);
+    char f[64], ws[64], ds[64], fv[32];
+    snprintf(f, sizeof f, "traffic.t0.flows=%lu", flows);
+    snprintf(ws, sizeof ws, "sim.warmup=%.6f", w);
+    snprintf(ds, sizeof ds, "sim.duration=%.6f", w + 0.005);
+    const char *sets[6] = {f, ws, ds, strcmp(pop, "zipf") ? "traffic.t0.popularity=uniform"
+                                                          : "traffic.t0.popularity=zipf:1.0"};
+    size_t ns = 4;
+    for (int k = 0; k < 2; k++)
+        if (mode_sets[k])
+            sets[ns++] = mode_sets[k];
+    snprintf(fv, sizeof fv, "%lu", flows);
+    const char *vals[] = {sub ? "17" : "1", pop, mode, fv};
+    return ex_run(c, sub ? "cache-16.ini" : "cache-1.ini", vals, sets, ns, err, errlen);
+}
 
 static int ex_cache_hierarchy(struct ex_ctx *c, char *err,
                               size_t errlen)
@@ -473,35 +507,23 @@ static int ex_cache_hierarchy(struct ex_ctx *c, char *err,
         return -1;
     const unsigned long *fl = c->quick ? quick_flows : flows;
     size_t nfl = c->quick ? 2 : 7;
-    for (int sub = 0; sub < 2; sub++) {
-        for (int pop = 0; pop < (c->quick ? 1 : 2); pop++) {
-            for (int m = 0; m < 3; m++) {
-                for (size_t i = 0; i < nfl; i++) {
-                    /* Warm-up: the caches' steady state (every flow seen
-                     * about 3 times, an EMC-sized population 30 times at
-                     * insertion 1 in 10), at some 20 Mpps. */
-                    double n = (double)fl[i];
-                    double w = fmax(0.002, fmax(30 * fmin(n, 10000), 3 * n) / 2e7);
-                    char f[64], ws[64], ds[64];
-                    snprintf(f, sizeof f, "traffic.t0.flows=%lu", fl[i]);
-                    snprintf(ws, sizeof ws, "sim.warmup=%.6f", w);
-                    snprintf(ds, sizeof ds, "sim.duration=%.6f", w + 0.005);
-                    const char *sets[6] = {f, ws, ds, pop ? "traffic.t0.popularity=zipf:1.0"
-                                                          : "traffic.t0.popularity=uniform"};
-                    size_t ns = 4;
-                    for (int k = 0; k < 2; k++)
-                        if (mode_sets[m][k])
-                            sets[ns++] = mode_sets[m][k];
-                    char fv[32];
-                    snprintf(fv, sizeof fv, "%lu", fl[i]);
-                    const char *vals[] = {sub ? "17" : "1", pop ? "zipf" : "uniform", modes[m],
-                                          fv};
-                    if (ex_run(c, sub ? "cache-16.ini" : "cache-1.ini", vals, sets, ns, err,
-                               errlen))
+    for (int sub = 0; sub < 2; sub++)
+        for (int pop = 0; pop < (c->quick ? 1 : 2); pop++)
+            for (int m = 0; m < 3; m++)
+                for (size_t i = 0; i < nfl; i++)
+                    if (ch_point(c, sub, pop ? "zipf" : "uniform", modes[m], mode_sets[m], 10,
+                                 fl[i], err, errlen))
                         return -1;
-                }
-            }
-        }
+    /* EMC insertion 1/1, 1/10 (the runs above), 1/100 (OVS's default). */
+    static const unsigned inv[] = {1, 10, 100};
+    for (size_t k = 0; !c->quick && k < 3; k++) {
+        char ins[64], mode[64];
+        snprintf(ins, sizeof ins, "datapath.emc-insert-inv-prob=%u", inv[k]);
+        snprintf(mode, sizeof mode, "EMC only, insertion 1/%u", inv[k]);
+        const char *sets[2] = {"datapath.smc=off", ins};
+        for (size_t i = 3; i < 6; i++)
+            if (ch_point(c, 0, "uniform (insertion)", mode, sets, inv[k], flows[i], err, errlen))
+                return -1;
     }
     const char *a[] = {"1", "uniform", "EMC only", c->quick ? "1000" : "1000"};
     const char *b[] = {"1", "uniform", "EMC only", "100000"};
