@@ -663,9 +663,9 @@ static void tb_compare(struct ex_ctx *c)
     ex_pub(c, "tx-flush-interval 50 us over 0, added round trip at low load (twice the "
               "one-way median, 1 Mpps)", TB_SRC_TIME, "us", 25, dl,
            "the one-way median is %.3g us at 50 us against %.3g at 0: a send call carries "
-           "%.3g packets at 50 us (%.3g at 0), so the queues are sent long before the "
-           "interval expires (1 Mpps would fill 50 per 50 us); OVS's ping held each packet "
-           "up to the interval in both directions",
+           "%.3g packets at 50 us (%.3g at 0), because flowswitch flushes every output "
+           "queue on an idle poll and at 1 Mpps the PMD idles between packets; OVS held "
+           "each packet up to the interval in both directions",
            ex_get(c, l50, EXP_M_LAT_P50), ex_get(c, l0, EXP_M_LAT_P50),
            ex_get(c, l50, EXP_M_PKTS_PER_SEND), ex_get(c, l0, EXP_M_PKTS_PER_SEND));
 }
