@@ -116,8 +116,10 @@ BACKEND_SRC += $(DPDK_SRC)
 endif
 LIB_SRC := $(CORE_SRC) $(SIM_SRC) $(APP_SRC) $(BACKEND_SRC)
 # Files the binary carries (app/embedded.h): the experiments' scenarios and
-# the reference cost profile, as a generated source of the app layer.
-EMBED_SRC := $(sort $(wildcard sim/experiments/*.ini)) sim/profiles/reference.json
+# the reference cost profile and the second profile the experiments
+# compare it with, as a generated source of the app layer.
+EMBED_SRC := $(sort $(wildcard sim/experiments/*.ini)) sim/profiles/reference.json \
+             sim/profiles/xeon-vm-2.6ghz.json
 EMBED_OBJ := $(BUILD)/gen/embedded.o
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(EMBED_OBJ)
 LIB := $(BUILD)/libflowswitch.a

@@ -45,6 +45,7 @@ struct exp_point *exp_table_add(struct exp_table *t)
         return NULL;
     struct exp_point *pt = &t->points[t->n_points++];
     memset(pt, 0, sizeof *pt);
+    pt->steady = EXP_STEADY_UNCHECKED;
     return pt;
 }
 
@@ -109,6 +110,7 @@ static void exp_figures(const struct sim_results *r, struct exp_point *pt)
     m[EXP_M_SMC] = exp_div((double)f[FCACHE_STAT_SMC_HITS], look);
     m[EXP_M_MEGAFLOW] = exp_div((double)f[FCACHE_STAT_MEGAFLOW_HITS], look);
     m[EXP_M_UPCALL] = exp_div((double)f[FCACHE_STAT_UPCALLS], look);
+    m[EXP_M_SUBTABLES] = (double)r->dp->fcache.n[FCACHE_STAT_SUBTABLES];
     /* Checksums per packet the datapath received (the dropped ones cost
      * nothing). */
     const struct csum_stats *cs = &r->dp->csum;
@@ -153,12 +155,16 @@ static void exp_figures(const struct sim_results *r, struct exp_point *pt)
     }
 }
 
-int exp_run_point(const char *path, const char *const *sets, size_t n_sets,
-                  struct exp_point *pt, char *err, size_t errlen)
+/* Runs scenario 'path' with sets into pt; half: over the first half of
+ * the measurement window only. */
+static int exp_run(const char *path, const char *const *sets, size_t n_sets, bool half,
+                   struct exp_point *pt, char *err, size_t errlen)
 {
     struct scenario sc;
     if (scenario_load(path, sets, n_sets, &sc, err, errlen))
         return -1;
+    if (half)
+        sc.sim.duration_ns = sc.sim.warmup_ns + (sc.sim.duration_ns - sc.sim.warmup_ns) / 2;
     struct sim_results res;
     int rc = sim_run(&sc.sim, &res, err, errlen);
     if (rc == 0) {
@@ -177,6 +183,31 @@ int exp_run_point(const char *path, const char *const *sets, size_t n_sets,
     }
     scenario_free(&sc);
     return rc;
+}
+
+int exp_run_point(const char *path, const char *const *sets, size_t n_sets,
+                  struct exp_point *pt, char *err, size_t errlen)
+{
+    return exp_run(path, sets, n_sets, false, pt, err, errlen);
+}
+
+int exp_check_steady(const char *path, const char *const *sets, size_t n_sets,
+                     struct exp_point *pt, char *err, size_t errlen)
+{
+    struct exp_point h;
+    memset(&h, 0, sizeof h);
+    if (exp_run(path, sets, n_sets, true, &h, err, errlen))
+        return -1;
+    const double *m = pt->m;
+    double whole = exp_div(m[EXP_M_MPPS], m[EXP_M_OFFERED_MPPS]);
+    pt->half_delivered = exp_div(h.m[EXP_M_MPPS], h.m[EXP_M_OFFERED_MPPS]);
+    pt->half_emc = h.m[EXP_M_EMC];
+    pt->half_smc = h.m[EXP_M_SMC];
+    bool ok = fabs(pt->half_delivered - whole) <= EXP_STEADY_RATE_TOL * whole &&
+              fabs(pt->half_emc - m[EXP_M_EMC]) <= EXP_STEADY_SHARE_TOL &&
+              fabs(pt->half_smc - m[EXP_M_SMC]) <= EXP_STEADY_SHARE_TOL;
+    pt->steady = ok ? EXP_STEADY_YES : EXP_STEADY_NO;
+    return 0;
 }
 
 /* ---- files ----------------------------------------------------------------------------- */
@@ -268,6 +299,38 @@ static int exp_write_csv(const struct exp_table *t, const char *dir, char *err, 
     return exp_close(f, path, err, errlen);
 }
 
+/* A metric's description on r's page ("relative" as the page defines it). */
+static const char *exp_desc(const struct exp_report *r, enum exp_metric m)
+{
+    return m == EXP_M_REL && r->rel_desc ? r->rel_desc : exp_metric_desc(m);
+}
+
+static double exp_pub_ratio(const struct exp_pub *p)
+{
+    return p->published != 0 ? p->ours / p->published : NAN;
+}
+
+static bool exp_pub_close(const struct exp_pub *p)
+{
+    return fabs(exp_pub_ratio(p) - 1) <= EXP_PUB_OFF;
+}
+
+/* data.json's "published": each published figure against ours. */
+static json_t *exp_pubs_json(const struct exp_report *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n_pubs; i++) {
+        const struct exp_pub *p = &r->pubs[i];
+        double ratio = exp_pub_ratio(p);
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:f, s:f, s:o, s:b, s:s}", "what", p->what, "source",
+                         p->source, "unit", p->unit, "published", p->published, "ours", p->ours,
+                         "ratio", isfinite(ratio) ? json_real(ratio) : json_null(),
+                         "within_25pct", exp_pub_close(p), "reason", p->reason));
+    }
+    return a;
+}
+
 static int exp_write_json(const struct exp_report *r, const char *dir, char *err,
                           size_t errlen)
 {
@@ -282,17 +345,25 @@ static int exp_write_json(const struct exp_report *r, const char *dir, char *err
             json_object_set_new(mets, exp_metric_name((enum exp_metric)m), json_real(p->m[m]));
         for (unsigned k = 0; k < p->n_cdf; k++)
             json_array_append_new(cdf, json_pack("[f, f]", p->cdf_us[k], p->cdf_p[k]));
-        json_array_append_new(pts, json_pack("{s:o, s:o, s:o}", "params", params, "metrics",
-                                             mets, "latency_cdf_us", cdf));
+        json_t *pj = json_pack("{s:o, s:o, s:o}", "params", params, "metrics", mets,
+                               "latency_cdf_us", cdf);
+        if (p->steady != EXP_STEADY_UNCHECKED)
+            json_object_set_new(pj, "steady",
+                                json_pack("{s:s, s:f, s:f, s:f}", "steady",
+                                          p->steady == EXP_STEADY_YES ? "yes" : "no",
+                                          "half_window_delivered_share", p->half_delivered,
+                                          "half_window_emc_share", p->half_emc,
+                                          "half_window_smc_share", p->half_smc));
+        json_array_append_new(pts, pj);
     }
     json_t *units = json_object();
     for (int m = 0; m < EXP_M_N; m++)
         json_object_set_new(units, exp_metric_name((enum exp_metric)m),
                             json_pack("{s:s, s:s}", "unit", exp_metric_unit((enum exp_metric)m),
-                                      "what", exp_metric_desc((enum exp_metric)m)));
-    json_t *doc = json_pack("{s:s, s:s, s:s, s:o, s:o}", "flowswitch", FS_VERSION, "name",
+                                      "what", exp_desc(r, (enum exp_metric)m)));
+    json_t *doc = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "flowswitch", FS_VERSION, "name",
                             r->name, "command", r->command ? r->command : "", "metrics", units,
-                            "points", pts);
+                            "published", exp_pubs_json(r), "points", pts);
     char path[4096];
     snprintf(path, sizeof path, "%s/data.json", dir);
     int rc = json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
@@ -338,7 +409,8 @@ static void exp_series_key(const struct exp_plot *pl, const struct exp_table *t,
                               t->param_name[k], p->param[k]);
     }
     if (!buf[0])
-        snprintf(buf, size, "%s", exp_metric_desc(pl->metric));
+        snprintf(buf, size, "%s", pl->series_title ? pl->series_title
+                                                   : exp_metric_desc(pl->metric));
 }
 
 /* A bar plot's category of a point: its x parameter, joined to x2's. */
@@ -527,7 +599,7 @@ static int exp_gp_body(FILE *f, const struct exp_plot *pl, const struct exp_tabl
                 fputs(", \\\n     ", f);
         }
         if (pl->n_refs) {
-            fputs("$R using 1:2 with points pt 9 ps 2.2 lc rgb 'black' title ", f);
+            fputs("$R using 1:2 with points pt 13 ps 2.2 lc rgb 'black' title ", f);
             exp_gp_str(f, pl->ref_title ? pl->ref_title : "published figure");
             fputs(" noenhanced", f);
         }
@@ -643,6 +715,39 @@ static void exp_html_para(FILE *f, const char *tag, const char *s)
     fprintf(f, "</%s>\n", tag);
 }
 
+/* The table "Published figures against this run": each published figure,
+ * ours, their ratio, and where they differ by more than EXP_PUB_OFF the
+ * reason, measured. */
+static void exp_html_pubs(FILE *f, const struct exp_report *r)
+{
+    if (!r->n_pubs)
+        return;
+    fputs("<h2>Published figures against this run</h2>\n<table>\n<tr><th>figure</th>"
+          "<th>published</th><th>this run</th><th>ratio</th><th>source</th>"
+          "<th>why they differ (where off by more than 25%)</th></tr>\n", f);
+    for (size_t i = 0; i < r->n_pubs; i++) {
+        const struct exp_pub *p = &r->pubs[i];
+        fputs("<tr><td class=\"p\">", f);
+        exp_html_text(f, p->what);
+        fprintf(f, "</td><td>%.4g %s</td><td>%.4g %s</td><td>%.3g</td><td class=\"p\">",
+                p->published, p->unit, p->ours, p->unit, exp_pub_ratio(p));
+        exp_html_text(f, p->source);
+        fputs("</td><td class=\"p\">", f);
+        exp_html_text(f, exp_pub_close(p) ? "within 25%" : p->reason);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+/* The steady-state column of the results table, if any point was checked. */
+static bool exp_any_steady(const struct exp_table *t)
+{
+    for (size_t i = 0; i < t->n_points; i++)
+        if (t->points[i].steady != EXP_STEADY_UNCHECKED)
+            return true;
+    return false;
+}
+
 static int exp_write_html(const struct exp_report *r, const char *dir, char *err,
                           size_t errlen)
 {
@@ -691,6 +796,7 @@ static int exp_write_html(const struct exp_report *r, const char *dir, char *err
         fputs("<h2>What this run shows</h2>\n", f);
         exp_html_para(f, "p", r->findings);
     }
+    exp_html_pubs(f, r);
     fputs("<h2>Plots</h2>\n", f);
     for (size_t i = 0; i < r->n_plots; i++) {
         const struct exp_plot *pl = &r->plots[i];
@@ -710,7 +816,7 @@ static int exp_write_html(const struct exp_report *r, const char *dir, char *err
     }
     for (size_t c = 0; c < r->n_columns; c++) {
         fputs("<th title=\"", f);
-        exp_html_text(f, exp_metric_desc(r->columns[c]));
+        exp_html_text(f, exp_desc(r, r->columns[c]));
         fputs("\">", f);
         exp_html_text(f, exp_metric_name(r->columns[c]));
         const char *u = exp_metric_unit(r->columns[c]);
@@ -721,6 +827,9 @@ static int exp_write_html(const struct exp_report *r, const char *dir, char *err
         }
         fputs("</th>", f);
     }
+    const bool steady = exp_any_steady(t);
+    if (steady)
+        fputs("<th title=\"the window's first half against the whole\">steady</th>", f);
     fputs("</tr>\n", f);
     for (size_t i = 0; i < t->n_points; i++) {
         const struct exp_point *p = &t->points[i];
@@ -732,12 +841,21 @@ static int exp_write_html(const struct exp_report *r, const char *dir, char *err
         }
         for (size_t c = 0; c < r->n_columns; c++)
             fprintf(f, "<td>%.4g</td>", p->m[r->columns[c]]);
+        if (steady)
+            fprintf(f, "<td>%s</td>", p->steady == EXP_STEADY_YES ? "yes"
+                                      : p->steady == EXP_STEADY_NO ? "no" : "");
         fputs("</tr>\n", f);
     }
     fputs("</table>\n<p>Every figure of every point: <a href=\"data.csv\">data.csv</a>, "
           "<a href=\"data.json\">data.json</a> (with the latency CDFs). Rates and cache "
           "shares are over each run's measurement window; checksums per packet received and "
           "send calls over the whole run.</p>\n", f);
+    if (steady)
+        fprintf(f, "<p>Steady: each point rerun over the first half of its window; yes when "
+                   "the delivered share of the offered packets over that half is within "
+                   "%.1f%% of the whole window's and the EMC and SMC hit shares within %.2f "
+                   "(the halves then differ by at most twice that).</p>\n",
+                100 * EXP_STEADY_RATE_TOL, EXP_STEADY_SHARE_TOL);
     fputs("<h2>Scenarios</h2>\n", f);
     for (size_t i = 0; i < r->n_scenarios; i++) {
         exp_html_para(f, "h3", r->scenarios[i].name);

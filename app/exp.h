@@ -34,6 +34,7 @@
     X(SMC, "smc_share", "", "lookups answered by the SMC")                                 \
     X(MEGAFLOW, "megaflow_share", "", "lookups answered by the megaflow classifier")       \
     X(UPCALL, "upcall_share", "", "lookups that went to the rule table")                   \
+    X(SUBTABLES, "subtables", "", "megaflow subtables at the end of the run")              \
     X(CS_GUEST, "csum_guest_sender", "per packet", "checksums the sending guests computed") \
     X(CS_EAGER, "csum_host_rx", "per packet", "checksums the host completed at vhost rx")   \
     X(CS_EGRESS, "csum_host_egress", "per packet", "checksums the host completed at egress") \
@@ -51,7 +52,7 @@
     X(PMD_MAX, "pmd_mpps_max", "Mpps", "the most loaded PMD's rate")                       \
     X(BALANCE, "pmd_balance", "", "least / most loaded PMD")                               \
     X(BUSY, "busy_share", "", "mean PMD busy share")                                       \
-    X(REL, "relative", "", "the experiment's own ratio (its page says of what)")
+    X(REL, "relative", "", "relative to the experiment's baseline")
 
 enum exp_metric {
 #define EXP_M_ENUM_(e, name, unit, desc) EXP_M_##e,
@@ -64,9 +65,25 @@ const char *exp_metric_name(enum exp_metric m);
 const char *exp_metric_unit(enum exp_metric m);
 const char *exp_metric_desc(enum exp_metric m);
 
+/* The steady-state check of a point (exp_check_steady()): the point is
+ * rerun over the first half of its window only, and its figures over the
+ * half compared with those over the whole window. Since the whole is the
+ * mean of its halves, half - whole is half of (first half - second half).
+ * Steady: the delivered share of the offered packets within
+ * EXP_STEADY_RATE_TOL (relative) and the EMC and SMC hit shares within
+ * EXP_STEADY_SHARE_TOL (absolute). */
+#define EXP_STEADY_RATE_TOL 0.025
+#define EXP_STEADY_SHARE_TOL 0.02
+
+enum exp_steady { EXP_STEADY_UNCHECKED = -1, EXP_STEADY_NO = 0, EXP_STEADY_YES = 1 };
+
 struct exp_point {
     char param[EXP_PARAMS_MAX][EXP_PARAM_LEN];
     double m[EXP_M_N];
+    int steady;                              /* enum exp_steady */
+    double half_delivered, half_emc, half_smc; /* over the first half of the
+                                              * window: delivered / offered,
+                                              * EMC and SMC hit shares */
     unsigned n_cdf;                          /* latency CDF: value, share */
     double cdf_us[EXP_CDF_POINTS], cdf_p[EXP_CDF_POINTS];
 };
@@ -92,6 +109,12 @@ const struct exp_point *exp_table_find(const struct exp_table *t, const char *co
  * or a run that lost a packet or found a violation). */
 int exp_run_point(const char *path, const char *const *sets, size_t n_sets,
                   struct exp_point *pt, char *err, size_t errlen);
+
+/* Reruns the point (the same scenario and sets) over the first half of
+ * its measurement window and sets pt->steady and pt->half_* (above).
+ * Returns 0, or -1 with the reason in err. */
+int exp_check_steady(const char *path, const char *const *sets, size_t n_sets,
+                     struct exp_point *pt, char *err, size_t errlen);
 
 /* ---- plots and the report --------------------------------------------------- */
 
@@ -137,6 +160,20 @@ struct exp_plot {
     double vline;                /* a vertical marker at this x (0: none) */
     const char *vline_label;
     const char *caption;         /* under the plot on the page */
+    const char *series_title;    /* the legend of a plot without series
+                                  * (NULL: the metric's description) */
+};
+
+/* A published figure against this run's: the page's table "Published
+ * figures against this run" and data.json's "published". */
+#define EXP_PUB_OFF 0.25 /* |ours / published - 1| above this needs a reason */
+
+struct exp_pub {
+    char what[200];              /* the figure, e.g. "PVP gain, 10 flows" */
+    char source[300];            /* where it was published */
+    char unit[16];
+    double published, ours;
+    char reason[700];            /* why ours is off by more than EXP_PUB_OFF */
 };
 
 struct exp_text {
@@ -152,6 +189,10 @@ struct exp_report {
     const struct exp_text *refs; /* published sources: name = citation, text = URL */
     size_t n_refs;
     const char *findings;        /* what this run found (plain text), NULL: none */
+    const struct exp_pub *pubs;  /* published figures against ours */
+    size_t n_pubs;
+    const char *rel_desc;        /* what "relative" is on this page (NULL: the
+                                  * metric's description) */
     const struct exp_table *table;
     const enum exp_metric *columns; /* the figures the page's table shows */
     size_t n_columns;

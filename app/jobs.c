@@ -223,6 +223,7 @@ struct jobs_point {
     char *path;
     char **sets;
     size_t n_sets;
+    bool steady;            /* then exp_check_steady() after the run */
 };
 
 static void jobs_point_free(struct jobs_point *p)
@@ -234,12 +235,12 @@ static void jobs_point_free(struct jobs_point *p)
 }
 
 int jobs_points_add(struct jobs_points *jp, size_t point, const char *path,
-                    const char *const *sets, size_t n_sets)
+                    const char *const *sets, size_t n_sets, bool steady)
 {
     if (fs_grow((void **)&jp->q, &jp->cap, jp->n + 1, sizeof *jp->q, 16))
         return -1;
     struct jobs_point *p = &jp->q[jp->n];
-    *p = (struct jobs_point){.point = point, .path = strdup(path),
+    *p = (struct jobs_point){.point = point, .steady = steady, .path = strdup(path),
                              .sets = calloc(n_sets ? n_sets : 1, sizeof *p->sets)};
     bool ok = p->path && p->sets;
     for (size_t i = 0; ok && i < n_sets; i++, p->n_sets++)
@@ -257,7 +258,10 @@ static int jobs_point_run(void *aux, size_t i, void *out, char *err, size_t errl
 {
     const struct jobs_points *jp = aux;
     const struct jobs_point *p = &jp->q[i];
-    return exp_run_point(p->path, (const char *const *)p->sets, p->n_sets, out, err, errlen);
+    const char *const *sets = (const char *const *)p->sets;
+    if (exp_run_point(p->path, sets, p->n_sets, out, err, errlen))
+        return -1;
+    return p->steady ? exp_check_steady(p->path, sets, p->n_sets, out, err, errlen) : 0;
 }
 
 void jobs_point_name(const struct exp_table *t, size_t i, char *buf, size_t size)

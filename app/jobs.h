@@ -4,6 +4,7 @@
 #ifndef FS_JOBS_H
 #define FS_JOBS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Point i's work: fills 'out' (the point's 'size' bytes of the results,
@@ -45,9 +46,10 @@ struct jobs_points {
 };
 
 /* Queues point 'point' of jp->t: scenario 'path' with the overrides
- * sets[0..n_sets) (copied). Returns 0, or -1 if out of memory. */
+ * sets[0..n_sets) (copied), and its steady-state check (exp_check_steady())
+ * if 'steady'. Returns 0, or -1 if out of memory. */
 int jobs_points_add(struct jobs_points *jp, size_t point, const char *path,
-                    const char *const *sets, size_t n_sets);
+                    const char *const *sets, size_t n_sets, bool steady);
 
 /* Runs the queued points n_jobs at a time (jobs_run()), fills their
  * figures in jp->t and empties the queue. Returns 0, or -1 with "point I

@@ -25,10 +25,11 @@ struct sc_sim {
     double duration_s;
     bool duration_set;
     double warmup_s;
+    double warmup_ppf;      /* warmup-packets-per-flow, 0: none */
     uint64_t seed;
     unsigned pmds;
     bool allow_overload;
-    int duration_line, warmup_line, profile_line;
+    int duration_line, warmup_line, warmup_ppf_line, profile_line;
 };
 
 /* The loading context: what the config extension's callbacks fill, and
@@ -153,6 +154,17 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
         }
         s->warmup_s = d;
         s->warmup_line = line;
+    } else if (!strcmp(k, "warmup-packets-per-flow")) {
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !(d >= 0) || d > 1e6) {
+            fs_errf(err, errlen,
+                    "bad value '%s' for 'warmup-packets-per-flow' (packets, 0..1000000)", v);
+            return -1;
+        }
+        s->warmup_ppf = d;
+        s->warmup_ppf_line = line;
     } else if (!strcmp(k, "seed")) {
         if (sc_uint(v, UINT64_MAX, &u)) {
             fs_errf(err, errlen, "bad value '%s' for 'seed' (a non-negative integer)", v);
@@ -179,8 +191,8 @@ static int sc_sim_key(struct sc_sim *s, struct scenario *sc, const char *k, cons
         }
     } else {
         fs_errf(err, errlen,
-                "unknown key '%s' in [sim] (known: duration, warmup, seed, pmds, profile, "
-                "allow-overload)",
+                "unknown key '%s' in [sim] (known: duration, warmup, "
+                "warmup-packets-per-flow, seed, pmds, profile, allow-overload)",
                 k);
         return -1;
     }
@@ -720,6 +732,41 @@ static int sc_check_rates(const struct sc_ctx *c, char *err, size_t errlen)
     return 0;
 }
 
+/* warmup-packets-per-flow = N: the warm-up lasts at least until every
+ * stream has offered N packets per flow on average (N x flows / its
+ * packet rate), and the duration grows by what the warm-up grew, so the
+ * measurement window keeps its length. A run longer than an hour is
+ * refused where N was given. */
+static int sc_warmup_ppf(struct scenario *sc, struct sc_ctx *c, char *err, size_t errlen)
+{
+    struct sc_sim *sim = &c->sim;
+    if (!(sim->warmup_ppf > 0))
+        return 0;
+    double need = 0;
+    for (size_t i = 0; i < sc->n_streams; i++) {
+        const struct sim_stream_cfg *st = &sc->streams[i];
+        double pps = sim_traffic_cfg_pps(&st->traffic, sc->ports[st->port].line_bps);
+        if (pps > 0)
+            need = fmax(need, sim->warmup_ppf * (double)st->traffic.flows / pps);
+    }
+    if (need <= sim->warmup_s)
+        return 0;
+    double grow = need - sim->warmup_s;
+    if (sim->duration_s + grow > 3600) {
+        char at[1100];
+        fs_errf(err, errlen,
+                "%s: [sim] warmup-packets-per-flow = %g needs a warm-up of %g s (a run "
+                "above 3600 s)",
+                sc_at(c, "sim", NULL, "warmup-packets-per-flow", sim->warmup_ppf_line, at,
+                      sizeof at),
+                sim->warmup_ppf, need);
+        return -1;
+    }
+    sim->warmup_s = need;
+    sim->duration_s += grow;
+    return 0;
+}
+
 static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t errlen)
 {
     struct config *cfg = &sc->cfg;
@@ -802,6 +849,8 @@ static int sc_finish(struct scenario *sc, struct sc_ctx *c, char *err, size_t er
         }
         snprintf(sc->profile, sizeof sc->profile, "%s", path);
     }
+    if (sc_warmup_ppf(sc, c, err, errlen))
+        return -1;
     s->seed = c->sim.seed;
     s->n_pmds = c->sim.pmds;
     s->duration_ns = (uint64_t)llround(c->sim.duration_s * 1e9);

@@ -8,6 +8,10 @@
  *   warmup = 0             ; seconds before the measurement window (the
  *                          ; report's "window": steady-state rates and
  *                          ; hit shares), below duration
+ *   warmup-packets-per-flow = 0 ; at least this many packets per flow (on
+ *                          ; average, N x flows / rate for each stream)
+ *                          ; before the window; the duration grows by what
+ *                          ; the warm-up grew (the window keeps its length)
  *   seed = 1               ; every random stream derives from it
  *   pmds = 1               ; virtual PMDs, 1..64
  *   profile = default      ; or a cost profile file (JSON, sim/profile.h)

@@ -494,7 +494,7 @@ static int sweep_run_points(struct sweep_plan *p, const char *scenario,
         const char *all[SWEEP_SETS_MAX + 2];
         char setbuf[2][2 * EXP_PARAM_LEN + 2];
         sweep_point_sets(&run, i, all, setbuf);
-        if (jobs_points_add(&q, i, scenario, all, n_sets + p->n_keys)) {
+        if (jobs_points_add(&q, i, scenario, all, n_sets + p->n_keys, false)) {
             fs_errf(err, sizeof err, "out of memory");
             rc = -1;
         }

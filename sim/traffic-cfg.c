@@ -563,6 +563,13 @@ static double traffic_cfg_wire_bits(const struct sim_traffic_cfg *t)
     return (mean + 20 + t->vxlan_share * 50) * 8;
 }
 
+double sim_traffic_cfg_pps(const struct sim_traffic_cfg *t, uint64_t line_bps)
+{
+    return t->rate_unit == SIM_RATE_PPS ? t->rate
+                                        : sim_traffic_cfg_wire_bps(t, line_bps) /
+                                              traffic_cfg_wire_bits(t);
+}
+
 double sim_traffic_cfg_wire_bps(const struct sim_traffic_cfg *t, uint64_t line_bps)
 {
     switch (t->rate_unit) {

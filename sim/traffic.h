@@ -185,6 +185,11 @@ int sim_traffic_cfg_validate(const struct sim_traffic_cfg *cfg, char *err, size_
  * included) of a port of line rate line_bps (for '%' rates). */
 double sim_traffic_cfg_wire_bps(const struct sim_traffic_cfg *cfg, uint64_t line_bps);
 
+/* The offered packet rate of cfg into a port of line rate line_bps (for
+ * rates given in bits/s or % of the line: over the mean frame on the wire,
+ * preamble and gap included, VXLAN's outer headers added). */
+double sim_traffic_cfg_pps(const struct sim_traffic_cfg *cfg, uint64_t line_bps);
+
 /* A flow's identity. The addresses and VLAN are those of the frame the
  * flow sends (for VXLAN flows: of the inner frame; the VLAN tag, if any,
  * is on the outer Ethernet header); IPv4 addresses in the first 4 bytes. */

@@ -1255,6 +1255,35 @@ dp_extract_general(struct dp_pmd *pmd, uint16_t in_port, struct pkt_batch *b,
                       DP_X_FULL);
 }
 
+/* tx-batching = off groups an rx batch per megaflow (per action list), in
+ * the order each first appears, as OVS 2.8 did before executing each flow
+ * batch and sending it on its own: keys, packets and action lists are
+ * reordered alike; a flow's packets keep their order. */
+static void dp_group_by_actions(struct flow_key *keys, struct pkt **pkts,
+                                const struct action_list **acts, unsigned n)
+{
+    struct flow_key k2[PKT_BATCH_MAX];
+    struct pkt *p2[PKT_BATCH_MAX];
+    const struct action_list *a2[PKT_BATCH_MAX];
+    bool taken[PKT_BATCH_MAX] = {false};
+    unsigned m = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (taken[i])
+            continue;
+        for (unsigned j = i; j < n; j++) {
+            if (taken[j] || acts[j] != acts[i])
+                continue;
+            taken[j] = true;
+            k2[m] = keys[j];
+            p2[m] = pkts[j];
+            a2[m++] = acts[j];
+        }
+    }
+    memcpy(keys, k2, n * sizeof *keys);
+    memcpy(pkts, p2, n * sizeof *pkts);
+    memcpy(acts, a2, n * sizeof *acts);
+}
+
 static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
 {
     struct pkt_batch *b = &pmd->rx;
@@ -1309,6 +1338,8 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
             fcache_lookup_batch(pmd->fc, keys, hashes, n, acts, pmd->now);
         else
             fcache_lookup_batch_port(pmd->fc, keys, hashes, hot, n, acts, pmd->now);
+        if (!pmd->knobs->tx_batching)
+            dp_group_by_actions(keys, pkts, acts, n);
     }
 
     struct action_ctx ctx = {
@@ -1322,8 +1353,9 @@ static void dp_pmd_process(struct dp_pmd *pmd, uint16_t in_port)
         if (dp_output_only(a)) {
             /* The common case: a run of packets that only go out of one
              * port, whichever rules sent them there (OVS batches per flow).
-             * Without tx-batching a run is one action list's packets, as
-             * OVS sent them before output batching. */
+             * Without tx-batching a run is one action list's packets (the
+             * batch was grouped per action list), sent on its own as OVS
+             * 2.8 sent each flow batch. */
             const uint16_t out_port = a->a[0].u.port;
             const bool merge = pmd->knobs->tx_batching;
             unsigned j = i + 1;

@@ -53,10 +53,11 @@ struct dp_knobs {
     uint32_t megaflow_max;         /* default 65535 */
     uint32_t subtable_resort_ms;   /* default 1000 */
     bool megaflow_revalidate;      /* on (default) | off */
-    bool tx_batching;              /* on (default) | off: the packets of each
-                                    * run of one action list leave in their
-                                    * own send calls, as OVS sent before its
-                                    * output batching (for comparisons) */
+    bool tx_batching;              /* on (default) | off: each rx batch is
+                                    * grouped per action list and each group
+                                    * leaves in its own send calls, as OVS
+                                    * 2.8 sent before its output batching
+                                    * (for comparisons) */
     uint32_t seed;                 /* PRNG seed of the caches, default 0 */
     uint32_t direct_subtables;     /* ports with at most this many megaflow
                                     * subtables skip the EMC/SMC, default 1 */

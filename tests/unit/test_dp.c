@@ -189,6 +189,39 @@ static void test_tx_batching_off(void **state)
     }
 }
 
+/* tx-batching = off groups an rx batch per action list as OVS 2.8 did:
+ * 32 packets of two flows interleaved (A B A B ...), each flow its own
+ * rule, leave in 2 send calls of 16 (not 32 runs of one), flow A's first
+ * (it appears first), each flow's packets in their order. */
+static void test_tx_batching_off_groups(void **state)
+{
+    (void)state;
+    struct fx f = {0};
+    fx_open(&f, "tx-batching = off",
+            "rule = priority=20,udp,tp_src=0 actions=output:p1\n"
+            "rule = priority=20,udp,tp_src=1 actions=output:p1\n");
+    for (unsigned i = 0; i < 32; i++)
+        netdev_dummy_inject(dev(&f, 0), 0, mk(i % 2, i, 0));
+    assert_int_equal(dp_pmd_poll(f.pmd, 0), 32);
+    assert_int_equal(netdev_dummy_send_calls(dev(&f, 1)), 2);
+    struct netdev_dummy_send_rec log[4];
+    int n = netdev_dummy_send_log(dev(&f, 1), log, 4);
+    assert_int_equal(n, 2);
+    assert_int_equal(log[0].offered, 16);
+    assert_int_equal(log[1].offered, 16);
+    struct pkt *out[64];
+    int got = netdev_dummy_collect(dev(&f, 1), 0, out, 64);
+    assert_int_equal(got, 32);
+    for (int i = 0; i < got; i++) {
+        /* flow A: seq 0, 2, .., 30; then flow B: 1, 3, .., 31 */
+        unsigned want = i < 16 ? 2u * (unsigned)i : 2u * (unsigned)(i - 16) + 1;
+        assert_int_equal(seq_of(out[i]), want);
+        pkt_free(out[i]);
+    }
+    assert_conserved(&f);
+    fx_close(&f);
+}
+
 /* A port whose one megaflow covers in_port alone (a "simple" port: keyless
  * parse, the batch sent in place): a batch with a truncated capture and
  * two unparsable frames among good ones keeps the good ones in order and
@@ -702,6 +735,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_call_for_32_flows),
         cmocka_unit_test(test_tx_batching_off),
+        cmocka_unit_test(test_tx_batching_off_groups),
         cmocka_unit_test(test_simple_port_drops),
         cmocka_unit_test(test_interval0_nothing_survives),
         cmocka_unit_test(test_interval_batches_across_rx),
