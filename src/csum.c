@@ -799,6 +799,17 @@ static uint32_t csum_partial_sse2(const void *data, size_t len, uint32_t sum)
  * AVX2 kernel. Why 2 operations a vector is the floor here, and what that
  * means against the read ceiling, is in docs/performance.md. */
 #define CSUM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+/* Below CSUM_AVX512_MIN bytes the AVX2 kernel is faster (its small-size
+ * paths have no 64-byte reduction). From CSUM_AVX512_ALIGN_MIN bytes on, the
+ * vector loads are aligned to 64 bytes (unaligned ones each cross a cache
+ * line) after a head of up to 62 bytes taken as one more masked vector. An
+ * odd head changes the word framing, so it needs its own reduction and a
+ * byte swap: that pays only from CSUM_AVX512_ALIGN_ODD_MIN bytes. All three
+ * measured (docs/performance.md). */
+#define CSUM_AVX512_MIN ((size_t)256)
+#define CSUM_AVX512_ALIGN_MIN ((size_t)512)
+#define CSUM_AVX512_ALIGN_ODD_MIN ((size_t)2048)
 #define CSUM_TARGET_AVX512VNNI \
     __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
@@ -817,12 +828,21 @@ static uint32_t csum_partial_sse2(const void *data, size_t len, uint32_t sum)
  * without it gcc rematerialises them (a broadcast, a vector operation) in
  * every tail case. */
 #define AVX512_KERNEL(NAME, TARGET, VNNI)                                      \
-    TARGET static inline uint32_t NAME##_block(const uint8_t *p, size_t len)  \
+    TARGET static inline uint32_t NAME##_block(const uint8_t *p, size_t len,  \
+                                               size_t head)                    \
     {                                                                          \
         __m512i ones = _mm512_set1_epi16(1);                                   \
         __m512i bias = _mm512_set1_epi16((short)0x8000);                       \
         __asm__("" : "+v"(ones), "+v"(bias));                                  \
         __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;        \
+        uint32_t nvec = (uint32_t)((len - head + 63) / 64);                    \
+        if (head) { /* an even head < 64 bytes: same framing */                \
+            __mmask64 keep = ((__mmask64)1 << head) - 1;                       \
+            a3 = AVX512_STEP(VNNI, a3, _mm512_maskz_loadu_epi8(keep, p));      \
+            p += head;                                                         \
+            len -= head;                                                       \
+            nvec++;                                                            \
+        }                                                                      \
         for (size_t n = len / 256; n; n--, p += 256) {                         \
             a0 = AVX512_STEP(VNNI, a0, _mm512_loadu_si512(p));                 \
             a1 = AVX512_STEP(VNNI, a1, _mm512_loadu_si512(p + 64));            \
@@ -851,23 +871,39 @@ static uint32_t csum_partial_sse2(const void *data, size_t len, uint32_t sum)
         }                                                                      \
         a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1),                        \
                               _mm512_add_epi32(a2, a3));                       \
-        /* Every vector, the masked one too, lost 32 * 32768 = 2^20. */        \
-        uint32_t nvec = (uint32_t)((len + 63) / 64);                           \
+        /* Every vector, the masked ones too, lost 32 * 32768 = 2^20. */       \
         return (uint32_t)_mm512_reduce_add_epi32(a0) + (nvec << 20);           \
     }                                                                          \
     TARGET static uint32_t NAME(const void *data, size_t len, uint32_t sum)   \
     {                                                                          \
         const uint8_t *p = data;                                               \
+        if (len < CSUM_AVX512_MIN)                                             \
+            return csum_partial_avx2(p, len, sum);                             \
+        size_t head = (size_t)(-(uintptr_t)p & 63), even_head = 0;             \
+        uint32_t h = 0;                                                        \
+        bool odd = false;                                                      \
+        if (len >= CSUM_AVX512_ALIGN_ODD_MIN && (head & 1)) {                  \
+            h = NAME##_block(p, head, 0); /* own sum, rest swapped below */    \
+            odd = true;                                                        \
+            p += head;                                                         \
+            len -= head;                                                       \
+        } else if (len >= CSUM_AVX512_ALIGN_MIN && !(head & 1)) {              \
+            even_head = head; /* into the first block's accumulators */        \
+        }                                                                      \
         uint64_t t = 0;                                                        \
         while (len > CSUM_SIMD_BLOCK_MAX) {                                    \
-            t += NAME##_block(p, CSUM_SIMD_BLOCK);                             \
-            p += CSUM_SIMD_BLOCK;                                              \
-            len -= CSUM_SIMD_BLOCK;                                            \
+            t += NAME##_block(p, CSUM_SIMD_BLOCK + even_head, even_head);      \
+            p += CSUM_SIMD_BLOCK + even_head;                                  \
+            len -= CSUM_SIMD_BLOCK + even_head;                                \
+            even_head = 0;                                                     \
             if (t >> 62)                                                       \
                 t = fold64(t);                                                 \
         }                                                                      \
-        t += NAME##_block(p, len);                                             \
-        return add32(sum, fold64(t));                                          \
+        t += NAME##_block(p, len, even_head);                                  \
+        uint32_t rest = fold64(t);                                             \
+        if (odd) /* the rest was framed one byte later */                      \
+            rest = swap16(csum_fold_nocompl(rest));                            \
+        return add32(add32(sum, h), rest);                                     \
     }
 
 AVX512_KERNEL(csum_partial_avx512, CSUM_TARGET_AVX512, 0)
