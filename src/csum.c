@@ -850,24 +850,20 @@ static uint32_t csum_partial_sse2(const void *data, size_t len, uint32_t sum)
             a3 = AVX512_STEP(VNNI, a3, _mm512_loadu_si512(p + 192));           \
         }                                                                      \
         size_t r = len & 255;                                                  \
-        switch (r / 64) {                                                      \
-        case 3:                                                                \
-            a2 = AVX512_STEP(VNNI, a2, _mm512_loadu_si512(p + 128));           \
-            /* fall through */                                                 \
-        case 2:                                                                \
-            a1 = AVX512_STEP(VNNI, a1, _mm512_loadu_si512(p + 64));            \
-            /* fall through */                                                 \
-        case 1:                                                                \
+        if (r >= 128) {                                                        \
             a0 = AVX512_STEP(VNNI, a0, _mm512_loadu_si512(p));                 \
-            /* fall through */                                                 \
-        default:                                                               \
-            break;                                                             \
+            a1 = AVX512_STEP(VNNI, a1, _mm512_loadu_si512(p + 64));            \
+            p += 128;                                                          \
+            r -= 128;                                                          \
         }                                                                      \
-        if (r & 63) {                                                          \
-            __mmask64 keep = ((__mmask64)1 << (r & 63)) - 1;                   \
-            a3 = AVX512_STEP(VNNI, a3,                                         \
-                             _mm512_maskz_loadu_epi8(                          \
-                                 keep, p + (r & ~(size_t)63)));                \
+        if (r >= 64) {                                                         \
+            a2 = AVX512_STEP(VNNI, a2, _mm512_loadu_si512(p));                 \
+            p += 64;                                                           \
+            r -= 64;                                                           \
+        }                                                                      \
+        if (r) {                                                               \
+            __mmask64 keep = ((__mmask64)1 << r) - 1;                          \
+            a3 = AVX512_STEP(VNNI, a3, _mm512_maskz_loadu_epi8(keep, p));      \
         }                                                                      \
         a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1),                        \
                               _mm512_add_epi32(a2, a3));                       \
