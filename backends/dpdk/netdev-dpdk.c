@@ -4,6 +4,7 @@
 
 #include "netdev-provider.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_dev.h>
@@ -88,30 +90,79 @@ static struct dpdkdev_port *dpdkdev_priv(const struct netdev *dev)
 
 /* ---- EAL ----------------------------------------------------------------- */
 
+/* The EAL's runtime directory of this (primary) process, removed at exit.
+ * The EAL is one per process, so this is too. */
+static char *eal_runtime_dir;
+
+/* Whether argv[1..argc) names option opt, alone or as opt=VALUE. */
+static bool eal_args_have(int argc, char **argv, const char *opt)
+{
+    size_t n = strlen(opt);
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], opt, n) && (argv[i][n] == '\0' || argv[i][n] == '='))
+            return true;
+    return false;
+}
+
 int netdev_dpdk_init(int argc, char **argv, char *err, size_t errlen)
 {
-    /* rte_eal_init permutes argv: give it a copy of the pointers. */
-    char **copy = calloc((size_t)argc + 1, sizeof *copy);
+    /* rte_eal_init permutes argv: give it a copy of the pointers. The EAL
+     * runs --in-memory unless told otherwise, as OVS runs it, so that no
+     * hugepage file outlives the process; --in-memory excludes --no-huge and
+     * --legacy-mem, whose runtime files netdev_dpdk_fini() removes. A
+     * process other DPDK processes attach to (--proc-type) keeps them. */
+    bool shared = eal_args_have(argc, argv, "--proc-type");
+    bool in_memory = !shared && !eal_args_have(argc, argv, "--in-memory") &&
+                     !eal_args_have(argc, argv, "--no-huge") &&
+                     !eal_args_have(argc, argv, "--legacy-mem");
+    int n = argc + (in_memory && argc > 0);
+    char **copy = calloc((size_t)n + 1, sizeof *copy);
     if (!copy) {
         fs_errf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    for (int i = 0; i < argc; i++)
-        copy[i] = argv[i];
+    int k = 0;
+    for (int i = 0; i < argc; i++) {
+        copy[k++] = argv[i];
+        if (i == 0 && in_memory)
+            copy[k++] = "--in-memory";
+    }
     rte_errno = 0;
-    int rc = rte_eal_init(argc, copy);
+    int rc = rte_eal_init(k, copy);
     free(copy);
     if (rc < 0) {
         int e = rte_errno > 0 ? rte_errno : EIO;
         fs_errf(err, errlen, "EAL initialisation failed: %s", rte_strerror(e));
         return -e;
     }
+    if (!shared)
+        eal_runtime_dir = strdup(rte_eal_get_runtime_dir());
     return 0;
+}
+
+/* Removes the files the EAL left in its runtime directory (config, memseg
+ * arrays, the multi-process socket) and the directory itself. */
+static void eal_runtime_dir_remove(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+    rmdir(path);
 }
 
 void netdev_dpdk_fini(void)
 {
     rte_eal_cleanup();
+    if (eal_runtime_dir) {
+        eal_runtime_dir_remove(eal_runtime_dir);
+        free(eal_runtime_dir);
+        eal_runtime_dir = NULL;
+    }
 }
 
 int netdev_dpdk_thread_register(void)

@@ -71,7 +71,10 @@
  * the rest EAL arguments). Returns 0, or a negative errno with the reason
  * in err: -EINVAL for arguments the EAL refuses, another (rte_eal_init()'s
  * rte_errno, e.g. -ENOMEM, -EACCES) for an EAL that cannot start on this
- * system. Call once per process. */
+ * system. Adds --in-memory unless argv names --in-memory, --proc-type,
+ * --no-huge or --legacy-mem, and netdev_dpdk_fini() removes the runtime
+ * directory unless --proc-type was given: a run leaves nothing under
+ * /var/run/dpdk or on hugetlbfs after it exits. Call once per process. */
 int netdev_dpdk_init(int argc, char **argv, char *err, size_t errlen);
 
 /* Registers the "dpdk" type (after netdev_dpdk_init). */
