@@ -13,6 +13,7 @@
 #include "backends/dpdk/netdev-dpdk.h"
 #endif
 #include "config.h"
+#include "csum.h"
 #include "ctl-client.h"
 #include "dp.h"
 #include "netdev.h"
@@ -240,8 +241,16 @@ int main(int argc, char **argv)
         usage(stdout);
         return FS_EXIT_OK;
     }
+    /* FS_CSUM_KERNEL forces the checksum kernel (docs/datapath.md). */
+    const char *ck = getenv("FS_CSUM_KERNEL");
+    if (ck && *ck && csum_impl_force(csum_impl_from_name(ck)) != 0) {
+        fprintf(stderr, "flowswitch: FS_CSUM_KERNEL=%s: not a checksum kernel this CPU runs "
+                        "(portable, sse2, avx2, avx512, avx512vnni)\n", ck);
+        return FS_EXIT_USAGE;
+    }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-        printf("flowswitch %s\n", FS_VERSION);
+        printf("flowswitch %s\nchecksum kernel: %s\n", FS_VERSION,
+               csum_impl_name(csum_impl_active()));
         return FS_EXIT_OK;
     }
     register_backends();

@@ -784,10 +784,147 @@ static uint32_t csum_partial_sse2(const void *data, size_t len, uint32_t sum)
     return add32(sum, sse2_block(p, len));
 }
 
+/* ---- AVX-512 kernels ------------------------------------------------------
+ *
+ * The pmaddwd method on 64-byte vectors, with mask registers for the tail.
+ * "avx512vnni" does the multiply-add and the accumulate in one vpdpwssd, so
+ * a vector costs 2 vector operations (xor, vpdpwssd) instead of 3 (xor,
+ * vpmaddwd, vpaddd: "avx512", for AVX-512BW CPUs without VNNI). A 256-byte
+ * loop step feeds 4 accumulators; the 0..3 whole vectors after it go to
+ * their own accumulators; the last len % 64 bytes are one zero-masked load,
+ * which reads no byte outside the buffer and pads an odd last byte with
+ * zero on the right, as the contract wants, so one path serves every
+ * length from 0 and every alignment (the loads are unaligned). Blocks of at
+ * most CSUM_SIMD_BLOCK_MAX bytes keep the exact sum below 2^32, as in the
+ * AVX2 kernel. Why 2 operations a vector is the floor here, and what that
+ * means against the read ceiling, is in docs/performance.md. */
+#define CSUM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+/* Below CSUM_AVX512_MIN bytes the AVX2 kernel is faster (its small-size
+ * paths have no 64-byte reduction). From CSUM_AVX512_ALIGN_MIN bytes on, the
+ * vector loads are aligned to 64 bytes (unaligned ones each cross a cache
+ * line) after a head of up to 62 bytes taken as one more masked vector. An
+ * odd head changes the word framing, so it needs its own reduction and a
+ * byte swap: that pays only from CSUM_AVX512_ALIGN_ODD_MIN bytes. All three
+ * measured (docs/performance.md). */
+#define CSUM_AVX512_MIN ((size_t)256)
+#define CSUM_AVX512_ALIGN_MIN ((size_t)512)
+#define CSUM_AVX512_ALIGN_ODD_MIN ((size_t)2048)
+#define CSUM_TARGET_AVX512VNNI \
+    __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+/* acc + (the 32 words of x, each minus 32768, summed in pairs per lane). */
+#define AVX512_STEP(vnni, acc, x)                                              \
+    ((vnni) ? _mm512_dpwssd_epi32((acc), _mm512_xor_si512((x), bias), ones)   \
+            : _mm512_add_epi32((acc), _mm512_madd_epi16(                        \
+                                          _mm512_xor_si512((x), bias), ones)))
+
+/* Defines NAME_block(), the exact sum of len <= CSUM_SIMD_BLOCK_MAX bytes
+ * at p (any length), and NAME(), the csum_partial() kernel: blocks of
+ * CSUM_SIMD_BLOCK bytes (even, so the word framing carries over), their
+ * sums added in 64 bits. Written once for both kernels: gcc inlines
+ * intrinsics only into functions with the same target, so the helper cannot
+ * be shared as a function. The empty asm keeps the constants in registers;
+ * without it gcc rematerialises them (a broadcast, a vector operation) in
+ * every tail case. */
+#define AVX512_KERNEL(NAME, TARGET, VNNI)                                      \
+    TARGET static inline uint32_t NAME##_block(const uint8_t *p, size_t len,  \
+                                               size_t head)                    \
+    {                                                                          \
+        __m512i ones = _mm512_set1_epi16(1);                                   \
+        __m512i bias = _mm512_set1_epi16((short)0x8000);                       \
+        __asm__("" : "+v"(ones), "+v"(bias));                                  \
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;        \
+        uint32_t nvec = (uint32_t)((len - head + 63) / 64);                    \
+        if (head) { /* an even head < 64 bytes: same framing */                \
+            __mmask64 keep = ((__mmask64)1 << head) - 1;                       \
+            a3 = AVX512_STEP(VNNI, a3, _mm512_maskz_loadu_epi8(keep, p));      \
+            p += head;                                                         \
+            len -= head;                                                       \
+            nvec++;                                                            \
+        }                                                                      \
+        for (size_t n = len / 256; n; n--, p += 256) {                         \
+            a0 = AVX512_STEP(VNNI, a0, _mm512_loadu_si512(p));                 \
+            a1 = AVX512_STEP(VNNI, a1, _mm512_loadu_si512(p + 64));            \
+            a2 = AVX512_STEP(VNNI, a2, _mm512_loadu_si512(p + 128));           \
+            a3 = AVX512_STEP(VNNI, a3, _mm512_loadu_si512(p + 192));           \
+        }                                                                      \
+        size_t r = len & 255;                                                  \
+        if (r >= 128) {                                                        \
+            a0 = AVX512_STEP(VNNI, a0, _mm512_loadu_si512(p));                 \
+            a1 = AVX512_STEP(VNNI, a1, _mm512_loadu_si512(p + 64));            \
+            p += 128;                                                          \
+            r -= 128;                                                          \
+        }                                                                      \
+        if (r >= 64) {                                                         \
+            a2 = AVX512_STEP(VNNI, a2, _mm512_loadu_si512(p));                 \
+            p += 64;                                                           \
+            r -= 64;                                                           \
+        }                                                                      \
+        if (r) {                                                               \
+            __mmask64 keep = ((__mmask64)1 << r) - 1;                          \
+            a3 = AVX512_STEP(VNNI, a3, _mm512_maskz_loadu_epi8(keep, p));      \
+        }                                                                      \
+        a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1),                        \
+                              _mm512_add_epi32(a2, a3));                       \
+        /* Every vector, the masked ones too, lost 32 * 32768 = 2^20. */       \
+        return (uint32_t)_mm512_reduce_add_epi32(a0) + (nvec << 20);           \
+    }                                                                          \
+    TARGET static uint32_t NAME(const void *data, size_t len, uint32_t sum)   \
+    {                                                                          \
+        const uint8_t *p = data;                                               \
+        if (len < CSUM_AVX512_MIN)                                             \
+            return csum_partial_avx2(p, len, sum);                             \
+        size_t head = (size_t)(-(uintptr_t)p & 63), even_head = 0;             \
+        uint32_t h = 0;                                                        \
+        bool odd = false;                                                      \
+        if (len >= CSUM_AVX512_ALIGN_ODD_MIN && (head & 1)) {                  \
+            h = NAME##_block(p, head, 0); /* own sum, rest swapped below */    \
+            odd = true;                                                        \
+            p += head;                                                         \
+            len -= head;                                                       \
+        } else if (len >= CSUM_AVX512_ALIGN_MIN && !(head & 1)) {              \
+            even_head = head; /* into the first block's accumulators */        \
+        }                                                                      \
+        uint64_t t = 0;                                                        \
+        while (len > CSUM_SIMD_BLOCK_MAX) {                                    \
+            t += NAME##_block(p, CSUM_SIMD_BLOCK + even_head, even_head);      \
+            p += CSUM_SIMD_BLOCK + even_head;                                  \
+            len -= CSUM_SIMD_BLOCK + even_head;                                \
+            even_head = 0;                                                     \
+            if (t >> 62)                                                       \
+                t = fold64(t);                                                 \
+        }                                                                      \
+        t += NAME##_block(p, len, even_head);                                  \
+        uint32_t rest = fold64(t);                                             \
+        if (odd) /* the rest was framed one byte later */                      \
+            rest = swap16(csum_fold_nocompl(rest));                            \
+        return add32(add32(sum, h), rest);                                     \
+    }
+
+AVX512_KERNEL(csum_partial_avx512, CSUM_TARGET_AVX512, 0)
+AVX512_KERNEL(csum_partial_avx512vnni, CSUM_TARGET_AVX512VNNI, 1)
+#undef AVX512_KERNEL
+#undef AVX512_STEP
+
 static bool cpu_has_avx2(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2");
+}
+
+/* The OS must also save the zmm state; __builtin_cpu_supports() checks
+ * that (XCR0) for the AVX-512 features, as for AVX. */
+static bool cpu_has_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw");
+}
+
+static bool cpu_has_avx512vnni(void)
+{
+    return cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
 }
 
 #endif /* CSUM_X86 */
@@ -816,9 +953,15 @@ csum_partial_fn csum_impl_fn(enum csum_impl impl)
         return csum_partial_sse2;
     case CSUM_IMPL_AVX2:
         return cpu_has_avx2() ? csum_partial_avx2 : NULL;
+    case CSUM_IMPL_AVX512:
+        return cpu_has_avx512() ? csum_partial_avx512 : NULL;
+    case CSUM_IMPL_AVX512VNNI:
+        return cpu_has_avx512vnni() ? csum_partial_avx512vnni : NULL;
 #else
     case CSUM_IMPL_SSE2:
     case CSUM_IMPL_AVX2:
+    case CSUM_IMPL_AVX512:
+    case CSUM_IMPL_AVX512VNNI:
 #endif
     case CSUM_IMPL_N:
         break;
@@ -826,34 +969,71 @@ csum_partial_fn csum_impl_fn(enum csum_impl impl)
     return NULL;
 }
 
+static const char *const csum_impl_names[CSUM_IMPL_N] = {
+    [CSUM_IMPL_PORTABLE] = "portable",
+    [CSUM_IMPL_SSE2] = "sse2",
+    [CSUM_IMPL_AVX2] = "avx2",
+    [CSUM_IMPL_AVX512] = "avx512",
+    [CSUM_IMPL_AVX512VNNI] = "avx512vnni",
+};
+
 const char *csum_impl_name(enum csum_impl impl)
 {
-    switch (impl) {
-    case CSUM_IMPL_PORTABLE:
-        return "portable";
-    case CSUM_IMPL_SSE2:
-        return "sse2";
-    case CSUM_IMPL_AVX2:
-        return "avx2";
-    case CSUM_IMPL_N:
-        break;
-    }
-    return "?";
+    if ((unsigned)impl >= CSUM_IMPL_N)
+        return "?";
+    return csum_impl_names[impl];
+}
+
+enum csum_impl csum_impl_from_name(const char *name)
+{
+    for (int i = 0; i < CSUM_IMPL_N; i++)
+        if (name && !strcmp(name, csum_impl_names[i]))
+            return (enum csum_impl)i;
+    return CSUM_IMPL_N;
+}
+
+/* Best first: the order of the measured speeds at packet sizes on the CPUs
+ * that have them (docs/performance.md). */
+static const enum csum_impl csum_impl_pref[] = {
+    CSUM_IMPL_AVX512VNNI, CSUM_IMPL_AVX512, CSUM_IMPL_AVX2, CSUM_IMPL_SSE2,
+};
+
+enum csum_impl csum_impl_best(void)
+{
+    for (size_t i = 0; i < sizeof csum_impl_pref / sizeof csum_impl_pref[0]; i++)
+        if (csum_impl_fn(csum_impl_pref[i]))
+            return csum_impl_pref[i];
+    return CSUM_IMPL_PORTABLE;
 }
 
 enum csum_impl csum_impl_active(void)
 {
-    for (int i = CSUM_IMPL_N - 1; i > CSUM_IMPL_PORTABLE; i--)
-        if (csum_impl_fn((enum csum_impl)i))
+    csum_partial_fn fn = atomic_load_explicit(&csum_active, memory_order_relaxed);
+    for (int i = 0; i < CSUM_IMPL_N; i++)
+        if (fn == csum_impl_fn((enum csum_impl)i))
             return (enum csum_impl)i;
-    return CSUM_IMPL_PORTABLE;
+    return csum_impl_best(); /* not resolved yet: what it will be */
+}
+
+int csum_impl_force(enum csum_impl impl)
+{
+    csum_partial_fn fn = (unsigned)impl < CSUM_IMPL_N ? csum_impl_fn(impl) : NULL;
+    if (!fn)
+        return -1;
+    atomic_store_explicit(&csum_active, fn, memory_order_relaxed);
+    return 0;
 }
 
 static uint32_t csum_partial_resolve(const void *data, size_t len,
                                      uint32_t sum)
 {
-    csum_partial_fn fn = csum_impl_fn(csum_impl_active());
-    atomic_store_explicit(&csum_active, fn, memory_order_relaxed);
+    csum_partial_fn fn = csum_impl_fn(csum_impl_best());
+    /* A csum_impl_force() that raced ahead wins; otherwise install. */
+    csum_partial_fn expect = csum_partial_resolve;
+    if (!atomic_compare_exchange_strong_explicit(&csum_active, &expect, fn,
+                                                 memory_order_relaxed,
+                                                 memory_order_relaxed))
+        fn = expect;
     return fn(data, len, sum);
 }
 

@@ -61,6 +61,8 @@ enum csum_impl {
     CSUM_IMPL_PORTABLE, /* wide-accumulator C: every CPU and architecture */
     CSUM_IMPL_SSE2,     /* x86-64 only (SSE2 is baseline there) */
     CSUM_IMPL_AVX2,     /* x86-64 with AVX2, detected at run time */
+    CSUM_IMPL_AVX512,   /* x86-64 with AVX-512F and BW, detected at run time */
+    CSUM_IMPL_AVX512VNNI, /* the same plus AVX512-VNNI (vpdpwssd) */
     CSUM_IMPL_N
 };
 
@@ -68,12 +70,28 @@ enum csum_impl {
  * kernels return sums that fold to the same checksum. */
 csum_partial_fn csum_impl_fn(enum csum_impl impl);
 
-/* Short name of 'impl' ("portable", "sse2", "avx2"); "?" if out of range. */
+/* Short name of 'impl' ("portable", "sse2", "avx2", "avx512",
+ * "avx512vnni"); "?" if out of range. */
 const char *csum_impl_name(enum csum_impl impl);
 
-/* The implementation csum_partial() dispatches to on this CPU (the best
- * available one, resolved once on first use). */
+/* The implementation named 'name' (as csum_impl_name() spells it), or
+ * CSUM_IMPL_N if there is none (NULL included). */
+enum csum_impl csum_impl_from_name(const char *name);
+
+/* The fastest kernel this build and CPU can run: what csum_partial()
+ * resolves to on first use unless csum_impl_force() chose another. */
+enum csum_impl csum_impl_best(void);
+
+/* The implementation csum_partial() dispatches to (csum_impl_best() until
+ * the first call, unless forced). */
 enum csum_impl csum_impl_active(void);
+
+/* Makes csum_partial() use 'impl' from now on (tests, benchmarks, and
+ * flowswitch's FS_CSUM_KERNEL). Returns 0, or -1 (nothing changed) if this
+ * build or CPU cannot run it. Meant for start-up, before packets flow: every
+ * kernel gives the same sums, so a switch is harmless, only not atomic with
+ * respect to calls in flight. */
+int csum_impl_force(enum csum_impl impl);
 
 /* The UDP checksum field value for a checksum computed with csum_fold():
  * a computed 0 is transmitted as 0xFFFF (RFC 768; 0 means "no checksum"

@@ -170,40 +170,97 @@ static void test_dispatch_concurrent_first_use(void **state)
     }
 }
 
+/* The CPU features each kernel needs, asked independently of csum.c. */
+static bool cpu_runs(enum csum_impl impl)
+{
+#if defined(__x86_64__) && !defined(CSUM_NO_SIMD)
+    __builtin_cpu_init();
+    bool bw = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    switch (impl) {
+    case CSUM_IMPL_PORTABLE:
+    case CSUM_IMPL_SSE2:
+        return true;
+    case CSUM_IMPL_AVX2:
+        return __builtin_cpu_supports("avx2");
+    case CSUM_IMPL_AVX512:
+        return bw;
+    case CSUM_IMPL_AVX512VNNI:
+        return bw && __builtin_cpu_supports("avx512vnni");
+    case CSUM_IMPL_N:
+        break;
+    }
+    return false;
+#else
+    return impl == CSUM_IMPL_PORTABLE;
+#endif
+}
+
 static void test_dispatch_selection(void **state)
 {
     (void)state;
-    assert_non_null(csum_impl_fn(CSUM_IMPL_PORTABLE));
+    static const char *const names[CSUM_IMPL_N] = {"portable", "sse2", "avx2", "avx512",
+                                                   "avx512vnni"};
     assert_null(csum_impl_fn(CSUM_IMPL_N));
-    assert_string_equal(csum_impl_name(CSUM_IMPL_PORTABLE), "portable");
-    assert_string_equal(csum_impl_name(CSUM_IMPL_SSE2), "sse2");
-    assert_string_equal(csum_impl_name(CSUM_IMPL_AVX2), "avx2");
     assert_string_equal(csum_impl_name(CSUM_IMPL_N), "?");
+    assert_int_equal(csum_impl_from_name("avx3"), CSUM_IMPL_N);
+    assert_int_equal(csum_impl_from_name(NULL), CSUM_IMPL_N);
+    for (int i = 0; i < CSUM_IMPL_N; i++) {
+        assert_string_equal(csum_impl_name((enum csum_impl)i), names[i]);
+        assert_int_equal(csum_impl_from_name(names[i]), i);
+        /* Each kernel exactly where the CPU has what it needs. */
+        if (cpu_runs((enum csum_impl)i))
+            assert_non_null(csum_impl_fn((enum csum_impl)i));
+        else {
+            assert_null(csum_impl_fn((enum csum_impl)i));
+            print_message("csum: %s not run here (this CPU or build lacks it)\n", names[i]);
+        }
+    }
 
-    enum csum_impl act = csum_impl_active();
-    assert_non_null(csum_impl_fn(act));
-    /* The active one is the best available one. */
-    for (int i = act + 1; i < CSUM_IMPL_N; i++)
-        assert_null(csum_impl_fn((enum csum_impl)i));
-#if defined(__x86_64__) && !defined(CSUM_NO_SIMD)
-    /* x86-64 always has SSE2; AVX2 must be picked at run time when the CPU
-     * has it, whatever flags this file was compiled with. */
-    assert_non_null(csum_impl_fn(CSUM_IMPL_SSE2));
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2"))
-        assert_int_equal(act, CSUM_IMPL_AVX2);
-    else
-        assert_null(csum_impl_fn(CSUM_IMPL_AVX2));
-#else
-    assert_int_equal(act, CSUM_IMPL_PORTABLE);
-#endif
+    /* The best one is the fastest kind the CPU has: VNNI, AVX-512, AVX2,
+     * SSE2, portable, in that order (docs/performance.md). */
+    static const enum csum_impl order[] = {CSUM_IMPL_AVX512VNNI, CSUM_IMPL_AVX512,
+                                           CSUM_IMPL_AVX2, CSUM_IMPL_SSE2,
+                                           CSUM_IMPL_PORTABLE};
+    enum csum_impl want = CSUM_IMPL_PORTABLE;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (cpu_runs(order[i])) {
+            want = order[i];
+            break;
+        }
+    assert_int_equal(csum_impl_best(), want);
+    assert_int_equal(csum_impl_active(), want);
 
     /* csum_partial() goes to the active kernel. */
     uint8_t buf[777];
     struct rng r = {99};
     rng_fill(&r, buf, sizeof buf);
     assert_int_equal(csum_fold(csum_partial(buf + 1, 700, 5)),
-                     csum_fold(csum_impl_fn(act)(buf + 1, 700, 5)));
+                     csum_fold(csum_impl_fn(want)(buf + 1, 700, 5)));
+}
+
+/* Forcing: every kernel the CPU runs can be forced and csum_partial() then
+ * is that kernel; one it cannot run is refused and changes nothing. */
+static void test_dispatch_force(void **state)
+{
+    (void)state;
+    uint8_t buf[1500];
+    struct rng r = {0xF0CE};
+    rng_fill(&r, buf, sizeof buf);
+    uint16_t want = (uint16_t)~ref_sum(buf + 3, 1400, 0);
+    for (int i = 0; i < CSUM_IMPL_N; i++) {
+        enum csum_impl before = csum_impl_active();
+        if (!cpu_runs((enum csum_impl)i)) {
+            assert_int_equal(csum_impl_force((enum csum_impl)i), -1);
+            assert_int_equal(csum_impl_active(), before);
+            continue;
+        }
+        assert_int_equal(csum_impl_force((enum csum_impl)i), 0);
+        assert_int_equal(csum_impl_active(), i);
+        assert_int_equal(net16(csum(buf + 3, 1400)), want);
+    }
+    assert_int_equal(csum_impl_force(CSUM_IMPL_N), -1);
+    assert_int_equal(csum_impl_force(csum_impl_best()), 0);
+    assert_int_equal(csum_impl_active(), csum_impl_best());
 }
 
 /* ---- known vectors ---------------------------------------------------------- */
@@ -1013,6 +1070,7 @@ int main(void)
         /* must stay first: exercises the lazy dispatch on first use */
         cmocka_unit_test(test_dispatch_concurrent_first_use),
         cmocka_unit_test(test_dispatch_selection),
+        cmocka_unit_test(test_dispatch_force),
         cmocka_unit_test(test_rfc1071_example),
         cmocka_unit_test(test_zero_and_tiny_lengths),
         cmocka_unit_test(test_fold_add_edges),
