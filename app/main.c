@@ -59,6 +59,9 @@ static void usage(FILE *out)
             "  check CONFIG\n"
             "        Validate CONFIG (syntax, ports, rules) without opening ports\n"
             "        and print the rules in lookup order.\n"
+            "  knobs [--markdown]\n"
+            "        List the [datapath] knobs: default, values, whether 'ctl set'\n"
+            "        changes them live, what each does.\n"
             "\n"
             "Exit status: 0 ok, 1 usage or config error (ctl: or the command failed),\n"
             "2 an input ended with an error (e.g. a truncated pcap; everything read\n"
@@ -231,6 +234,37 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
+/* `flowswitch knobs`: the DP_KNOBS() table as text or as the Markdown
+ * table docs/usage.md carries (tests/run-tests compares the two). */
+static int cmd_knobs(int argc, char **argv)
+{
+    bool md = argc == 2 && !strcmp(argv[1], "--markdown");
+    if (argc > 2 || (argc == 2 && !md)) {
+        fprintf(stderr, "usage: flowswitch knobs [--markdown]\n");
+        return FS_EXIT_USAGE;
+    }
+    if (md)
+        printf("| Knob | Default | Values | Changes | What it does |\n"
+               "|---|---|---|---|---|\n");
+    for (size_t i = 0; i < dp_knob_count(); i++) {
+        const struct dp_knob_info *k = dp_knob_info(i);
+        char def[32], values[48];
+        if (k->kind == DP_KNOB_WORDS) {
+            snprintf(def, sizeof def, "%s", k->def ? k->yes : k->no);
+            snprintf(values, sizeof values, "%s, %s", k->yes, k->no);
+        } else {
+            snprintf(def, sizeof def, "%u", (unsigned)k->def);
+            snprintf(values, sizeof values, "%u..%u", (unsigned)k->min, (unsigned)k->max);
+        }
+        const char *when = k->live ? "live" : "restart";
+        if (md)
+            printf("| `%s` | %s | %s | %s | %s |\n", k->name, def, values, when, k->doc);
+        else
+            printf("%-25s %-9s %-16s %-8s %s\n", k->name, def, values, when, k->doc);
+    }
+    return FS_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -265,6 +299,8 @@ int main(int argc, char **argv)
         rc = fs_cmd_ctl(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "sim"))
         rc = fs_cmd_sim(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "knobs"))
+        rc = cmd_knobs(argc - 1, argv + 1);
     else {
         fprintf(stderr, "flowswitch: unknown command '%s' (try 'flowswitch --help')\n",
                 argv[1]);

@@ -106,130 +106,114 @@ struct dp_pmd {
 
 /* ---- knobs ------------------------------------------------------------- */
 
-/* The numeric knobs: uint32_t fields of struct dp_knobs. */
-static const struct {
-    const char *name;
-    size_t off;
-    unsigned long min, max;
-} dp_uint_knobs[] = {
-    {"tx-flush-interval", offsetof(struct dp_knobs, tx_flush_interval_us), 0, 1000000},
-    {"tx-retries", offsetof(struct dp_knobs, tx_retries), 0, TXQ_MAX_RETRIES},
-    {"emc-entries", offsetof(struct dp_knobs, emc_entries), 1, 1u << 24},
-    {"emc-ways", offsetof(struct dp_knobs, emc_ways), 1, 2},
-    {"emc-insert-inv-prob", offsetof(struct dp_knobs, emc_insert_inv_prob), 0, 1000000000},
-    {"emc-max-key-len", offsetof(struct dp_knobs, emc_max_key_len), 0, 136},
-    {"smc-entries", offsetof(struct dp_knobs, smc_entries), 4, 1u << 26},
-    {"megaflow-max", offsetof(struct dp_knobs, megaflow_max), 1, 1u << 22},
-    {"subtable-resort-interval", offsetof(struct dp_knobs, subtable_resort_ms), 0, 3600000},
-    {"seed", offsetof(struct dp_knobs, seed), 0, 4294967295u},
-    {"direct-subtables", offsetof(struct dp_knobs, direct_subtables), 0, FCACHE_DIRECT_MAX},
-};
+#define DP_KNOB_INFO(name_, field, kind_, def_, min_, max_, yes_, no_, live_, doc_)     \
+    {.name = name_, .kind = kind_, .def = def_, .min = min_, .max = max_, .yes = yes_, \
+     .no = no_, .live = live_, .doc = doc_},
+static const struct dp_knob_info dp_knob_table[] = {DP_KNOBS(DP_KNOB_INFO)};
 
-/* The two-word knobs: bool fields of struct dp_knobs. */
-static const struct {
-    const char *name;
-    size_t off;
-    const char *yes, *no;
-} dp_word_knobs[] = {
-    {"bad-csum", offsetof(struct dp_knobs, bad_csum_forward), "forward", "drop"},
-    {"smc", offsetof(struct dp_knobs, smc), "on", "off"},
-    {"megaflow-revalidate", offsetof(struct dp_knobs, megaflow_revalidate), "on", "off"},
-    {"tx-batching", offsetof(struct dp_knobs, tx_batching), "on", "off"},
-};
+#define DP_KNOB_OFFSET(name, field, kind, def, min, max, yes, no, live, doc) \
+    offsetof(struct dp_knobs, field),
+static const size_t dp_knob_offset[] = {DP_KNOBS(DP_KNOB_OFFSET)};
 
-#define DP_N_UINT_KNOBS (sizeof dp_uint_knobs / sizeof dp_uint_knobs[0])
-#define DP_N_WORD_KNOBS (sizeof dp_word_knobs / sizeof dp_word_knobs[0])
+#define DP_N_KNOBS (sizeof dp_knob_table / sizeof dp_knob_table[0])
 
-/* The knobs dp_knob_update() and dp_knobs_publish() may change while PMDs
- * run. */
-static const char *const dp_live_knobs[] = {"tx-flush-interval", "tx-retries", "bad-csum",
-                                            "emc-insert-inv-prob", "smc", NULL};
+size_t dp_knob_count(void)
+{
+    return DP_N_KNOBS;
+}
+
+const struct dp_knob_info *dp_knob_info(size_t i)
+{
+    return i < DP_N_KNOBS ? &dp_knob_table[i] : NULL;
+}
+
+/* The index of knob 'name', or -1. */
+static int dp_knob_find(const char *name)
+{
+    for (size_t i = 0; i < DP_N_KNOBS; i++)
+        if (!strcmp(name, dp_knob_table[i].name))
+            return (int)i;
+    return -1;
+}
+
+/* Stores v (0/1 for DP_KNOB_WORDS) into knob i of k. */
+static void dp_knob_store(struct dp_knobs *k, size_t i, uint32_t v)
+{
+    char *field = (char *)k + dp_knob_offset[i];
+    if (dp_knob_table[i].kind == DP_KNOB_WORDS) {
+        bool b = v != 0;
+        memcpy(field, &b, sizeof b);
+    } else {
+        memcpy(field, &v, sizeof v);
+    }
+}
+
+/* Knob i of k as a number (0/1 for DP_KNOB_WORDS). */
+static uint32_t dp_knob_load(const struct dp_knobs *k, size_t i)
+{
+    const char *field = (const char *)k + dp_knob_offset[i];
+    if (dp_knob_table[i].kind == DP_KNOB_WORDS) {
+        bool b;
+        memcpy(&b, field, sizeof b);
+        return b;
+    }
+    uint32_t v;
+    memcpy(&v, field, sizeof v);
+    return v;
+}
 
 void dp_knobs_default(struct dp_knobs *k)
 {
     memset(k, 0, sizeof *k);
-    k->tx_flush_interval_us = 0;
-    k->tx_retries = 8;
-    k->bad_csum_forward = false;
-    k->emc_entries = 8192;
-    k->emc_ways = 2;
-    k->emc_insert_inv_prob = 100;
-    k->emc_max_key_len = 136;
-    k->smc = true;
-    k->smc_entries = 1u << 21;
-    k->megaflow_max = 65535;
-    k->subtable_resort_ms = 1000;
-    k->megaflow_revalidate = true;
-    k->tx_batching = true;
-    k->seed = 0;
-    k->direct_subtables = 1;
+    for (size_t i = 0; i < DP_N_KNOBS; i++)
+        dp_knob_store(k, i, dp_knob_table[i].def);
 }
 
 int dp_knobs_set(struct dp_knobs *k, const char *name, const char *value, char *err,
                  size_t errlen)
 {
-    for (size_t i = 0; i < DP_N_UINT_KNOBS; i++) {
-        if (strcmp(name, dp_uint_knobs[i].name))
-            continue;
-        unsigned long v;
-        if (!fs_parse_uint(value, dp_uint_knobs[i].min, dp_uint_knobs[i].max, &v)) {
-            fs_errf(err, errlen, "bad value '%s' for '%s' (expected %lu..%lu)", value, name,
-                    dp_uint_knobs[i].min, dp_uint_knobs[i].max);
-            return -1;
-        }
-        uint32_t v32 = (uint32_t)v;
-        memcpy((char *)k + dp_uint_knobs[i].off, &v32, sizeof v32);
-        return 0;
-    }
-    for (size_t i = 0; i < DP_N_WORD_KNOBS; i++) {
-        if (strcmp(name, dp_word_knobs[i].name))
-            continue;
-        bool yes = !strcmp(value, dp_word_knobs[i].yes);
-        if (!yes && strcmp(value, dp_word_knobs[i].no)) {
+    int i = dp_knob_find(name);
+    if (i < 0)
+        return 1;
+    const struct dp_knob_info *ki = &dp_knob_table[i];
+    if (ki->kind == DP_KNOB_WORDS) {
+        bool yes = !strcmp(value, ki->yes);
+        if (!yes && strcmp(value, ki->no)) {
             fs_errf(err, errlen, "bad value '%s' for '%s' (expected %s or %s)", value, name,
-                    dp_word_knobs[i].yes, dp_word_knobs[i].no);
+                    ki->yes, ki->no);
             return -1;
         }
-        memcpy((char *)k + dp_word_knobs[i].off, &yes, sizeof yes);
+        dp_knob_store(k, (size_t)i, yes);
         return 0;
     }
-    return 1;
+    unsigned long v;
+    if (!fs_parse_uint(value, ki->min, ki->max, &v)) {
+        fs_errf(err, errlen, "bad value '%s' for '%s' (expected %lu..%lu)", value, name,
+                (unsigned long)ki->min, (unsigned long)ki->max);
+        return -1;
+    }
+    dp_knob_store(k, (size_t)i, (uint32_t)v);
+    return 0;
 }
 
 int dp_knobs_get(const struct dp_knobs *k, const char *name, char *buf, size_t size)
 {
-    for (size_t i = 0; i < DP_N_UINT_KNOBS; i++) {
-        if (strcmp(name, dp_uint_knobs[i].name))
-            continue;
-        uint32_t v;
-        memcpy(&v, (const char *)k + dp_uint_knobs[i].off, sizeof v);
+    int i = dp_knob_find(name);
+    if (i < 0)
+        return -1;
+    const struct dp_knob_info *ki = &dp_knob_table[i];
+    uint32_t v = dp_knob_load(k, (size_t)i);
+    if (ki->kind == DP_KNOB_WORDS)
+        snprintf(buf, size, "%s", v ? ki->yes : ki->no);
+    else
         snprintf(buf, size, "%u", (unsigned)v);
-        return 0;
-    }
-    for (size_t i = 0; i < DP_N_WORD_KNOBS; i++) {
-        if (strcmp(name, dp_word_knobs[i].name))
-            continue;
-        bool yes;
-        memcpy(&yes, (const char *)k + dp_word_knobs[i].off, sizeof yes);
-        snprintf(buf, size, "%s", yes ? dp_word_knobs[i].yes : dp_word_knobs[i].no);
-        return 0;
-    }
-    return -1;
+    return 0;
 }
 
 bool dp_knob_is_live(const char *name)
 {
-    for (size_t i = 0; dp_live_knobs[i]; i++)
-        if (!strcmp(name, dp_live_knobs[i]))
-            return true;
-    return false;
-}
-
-/* Knob i of the numeric then the two-word ones, i < DP_N_KNOBS. */
-#define DP_N_KNOBS (DP_N_UINT_KNOBS + DP_N_WORD_KNOBS)
-static const char *dp_knob_name(size_t i)
-{
-    return i < DP_N_UINT_KNOBS ? dp_uint_knobs[i].name : dp_word_knobs[i - DP_N_UINT_KNOBS].name;
+    int i = dp_knob_find(name);
+    return i >= 0 && dp_knob_table[i].live;
 }
 
 void dp_knobs_names(char *buf, size_t size)
@@ -238,7 +222,8 @@ void dp_knobs_names(char *buf, size_t size)
     if (size)
         buf[0] = '\0';
     for (size_t i = 0; i < DP_N_KNOBS && used < size; i++) {
-        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", dp_knob_name(i));
+        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
+                         dp_knob_table[i].name);
         if (w < 0)
             break;
         used += (size_t)w;
@@ -267,12 +252,9 @@ static void dp_fcache_cfg(const struct dp *dp, const struct dp_knobs *k, struct 
 int dp_knobs_check(const struct dp *dp, const struct dp_knobs *k, char *err, size_t errlen)
 {
     for (size_t i = 0; dp && i < DP_N_KNOBS; i++) {
-        const char *name = dp_knob_name(i);
-        char was[32], now[32];
-        dp_knobs_get(&dp->knobs, name, was, sizeof was);
-        dp_knobs_get(k, name, now, sizeof now);
-        if (strcmp(was, now) && !dp_knob_is_live(name)) {
-            fs_errf(err, errlen, "knob '%s' cannot change while the datapath runs", name);
+        if (dp_knob_load(&dp->knobs, i) != dp_knob_load(k, i) && !dp_knob_table[i].live) {
+            fs_errf(err, errlen, "knob '%s' cannot change while the datapath runs",
+                    dp_knob_table[i].name);
             return -1;
         }
     }

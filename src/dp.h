@@ -40,28 +40,72 @@ struct dp_pmd;
 
 /* ---- knobs ------------------------------------------------------------- */
 
+/* Every datapath knob, defined once: the config loader, `ctl set`, the
+ * defaults, the range checks, `flowswitch knobs` and the knob table of
+ * docs/usage.md all come from this list. Adding a knob is one X() entry
+ * (and its use in the datapath). The columns:
+ *   X(name, field, kind, default, min, max, yes, no, live, doc)
+ * kind DP_KNOB_U32: a uint32_t field, decimal min..max;
+ * kind DP_KNOB_WORDS: a bool field written as the word yes (true) or no;
+ * live: whether dp_knob_update() may change it while PMDs run (else it
+ * needs a restart). */
+#define DP_KNOBS(X)                                                                               \
+    X("tx-flush-interval", tx_flush_interval_us, DP_KNOB_U32, 0, 0, 1000000, NULL, NULL, true,    \
+      "us a partly filled output batch may wait; 0 sends at the end of every rx batch")           \
+    X("tx-retries", tx_retries, DP_KNOB_U32, 8, 0, TXQ_MAX_RETRIES, NULL, NULL, true,             \
+      "send retries before a tx_full drop (a port's own tx-retries overrides it)")                \
+    X("bad-csum", bad_csum_forward, DP_KNOB_WORDS, 0, 0, 1, "forward", "drop", true,              \
+      "what happens to a packet whose checksum the NIC or the host found bad")                    \
+    X("emc-entries", emc_entries, DP_KNOB_U32, 8192, 1, 1u << 24, NULL, NULL, false,              \
+      "exact-match cache entries per PMD (a power of two)")                                       \
+    X("emc-ways", emc_ways, DP_KNOB_U32, 2, 1, 2, NULL, NULL, false,                              \
+      "EMC associativity: candidate slots per key")                                               \
+    X("emc-insert-inv-prob", emc_insert_inv_prob, DP_KNOB_U32, 100, 0, 1000000000, NULL, NULL,    \
+      true, "a miss enters the EMC with probability 1/N (1 always, 0 EMC off); per port too")     \
+    X("emc-max-key-len", emc_max_key_len, DP_KNOB_U32, 136, 0, 136, NULL, NULL, false,            \
+      "bytes: longer keys skip the EMC (IPv4 48, IPv6 80, decapsulated up to 136)")               \
+    X("smc", smc, DP_KNOB_WORDS, 1, 0, 1, "on", "off", true,                                      \
+      "the signature-match cache between the EMC and the megaflows")                              \
+    X("smc-entries", smc_entries, DP_KNOB_U32, 1u << 21, 4, 1u << 26, NULL, NULL, false,          \
+      "SMC entries per PMD (a power of two)")                                                     \
+    X("megaflow-max", megaflow_max, DP_KNOB_U32, 65535, 1, 1u << 22, NULL, NULL, false,           \
+      "megaflows per PMD: the megaflow table's size")                                             \
+    X("subtable-resort-interval", subtable_resort_ms, DP_KNOB_U32, 1000, 0, 3600000, NULL,        \
+      NULL, false, "ms of datapath time between re-sorts of the subtables by hit count")          \
+    X("megaflow-revalidate", megaflow_revalidate, DP_KNOB_WORDS, 1, 0, 1, "on", "off", false,     \
+      "a rule change removes only the megaflows it changes (off: flushes all)")                   \
+    X("tx-batching", tx_batching, DP_KNOB_WORDS, 1, 0, 1, "on", "off", false,                     \
+      "off: each rx batch grouped per action list, each group sent alone (OVS 2.8)")      \
+    X("seed", seed, DP_KNOB_U32, 0, 0, 4294967295u, NULL, NULL, false,                            \
+      "seed of the caches' hashes and insertion draws")                                           \
+    X("direct-subtables", direct_subtables, DP_KNOB_U32, 1, 0, FCACHE_DIRECT_MAX, NULL, NULL,     \
+      false, "ports whose megaflows span at most N subtables skip the EMC and SMC")
+
+enum dp_knob_kind { DP_KNOB_U32, DP_KNOB_WORDS };
+
+#define DP_KNOB_TYPE_DP_KNOB_U32 uint32_t
+#define DP_KNOB_TYPE_DP_KNOB_WORDS bool
+#define DP_KNOB_FIELD(name, field, kind, def, min, max, yes, no, live, doc) \
+    DP_KNOB_TYPE_##kind field;
+
+/* The knob values, one field per DP_KNOBS() entry. */
 struct dp_knobs {
-    uint32_t tx_flush_interval_us; /* 0..1000000, default 0 */
-    uint32_t tx_retries;           /* default per-port retries, 0..32, default 8 */
-    bool bad_csum_forward;         /* bad-csum = drop (default) | forward */
-    uint32_t emc_entries;          /* power of two, default 8192 */
-    uint32_t emc_ways;             /* 1 or 2, default 2 */
-    uint32_t emc_insert_inv_prob;  /* 0 = EMC off, 1 = always, default 100 */
-    uint32_t emc_max_key_len;      /* bytes, default 136 (every key) */
-    bool smc;                      /* smc = on (default) | off */
-    uint32_t smc_entries;          /* power of two, default 2^21 */
-    uint32_t megaflow_max;         /* default 65535 */
-    uint32_t subtable_resort_ms;   /* default 1000 */
-    bool megaflow_revalidate;      /* on (default) | off */
-    bool tx_batching;              /* on (default) | off: each rx batch is
-                                    * grouped per action list and each group
-                                    * leaves in its own send calls, as OVS
-                                    * 2.8 sent before its output batching
-                                    * (for comparisons) */
-    uint32_t seed;                 /* PRNG seed of the caches, default 0 */
-    uint32_t direct_subtables;     /* ports with at most this many megaflow
-                                    * subtables skip the EMC/SMC, default 1 */
+    DP_KNOBS(DP_KNOB_FIELD)
 };
+
+/* What DP_KNOBS() says of one knob. */
+struct dp_knob_info {
+    const char *name;
+    enum dp_knob_kind kind;
+    uint32_t def, min, max;
+    const char *yes, *no; /* DP_KNOB_WORDS: the words for true and false */
+    bool live;
+    const char *doc;
+};
+
+/* The number of knobs, and knob i (i < dp_knob_count()) in table order. */
+size_t dp_knob_count(void);
+const struct dp_knob_info *dp_knob_info(size_t i);
 
 void dp_knobs_default(struct dp_knobs *k);
 

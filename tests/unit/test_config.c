@@ -7,11 +7,11 @@
 
 /* Every [datapath] knob, in the order the "unknown knob" message lists them. */
 #define KNOWN_KNOBS                                                              \
-    "tx-flush-interval, tx-retries, emc-entries, emc-ways, "                     \
-    "emc-insert-inv-prob, emc-max-key-len, smc-entries, megaflow-max, "           \
-    "subtable-resort-interval, seed, direct-subtables, bad-csum, smc, "          \
-    "megaflow-revalidate, tx-batching, replay-iteration-ns, pmd-cores, "        \
-    "pmd-rxq-affinity, pmd-priority, keepalive, keepalive-interval, ctl-socket"
+    "tx-flush-interval, tx-retries, bad-csum, emc-entries, emc-ways, "           \
+    "emc-insert-inv-prob, emc-max-key-len, smc, smc-entries, megaflow-max, "      \
+    "subtable-resort-interval, megaflow-revalidate, tx-batching, seed, "         \
+    "direct-subtables, replay-iteration-ns, pmd-cores, pmd-rxq-affinity, "       \
+    "pmd-priority, keepalive, keepalive-interval, ctl-socket"
 
 #include <fcntl.h>
 #include <limits.h>
